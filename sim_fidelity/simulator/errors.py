@@ -1,0 +1,46 @@
+"""Typed errors of the Simulator protocol; every message names what failed and where."""
+from __future__ import annotations
+
+
+class SimulatorError(RuntimeError):
+    """Base class of every error a Simulator raises."""
+
+
+class UnknownEntityError(SimulatorError, KeyError):
+    def __init__(self, name: str, where: str = ""):
+        self.name = name
+        super().__init__(f"unknown entity '{name}'" + (f" ({where})" if where else ""))
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0]
+
+
+class UnsupportedLeverError(SimulatorError):
+    def __init__(self, lever, entity: str = "", why: str = ""):
+        self.lever, self.entity = lever, entity
+        target = f" on '{entity}'" if entity else ""
+        super().__init__(f"lever {getattr(lever, 'name', lever)} is not supported{target}"
+                         + (f": {why}" if why else ""))
+
+
+class InvalidPoseError(SimulatorError, ValueError):
+    """A pose or twist that is not finite, or a quaternion that is not a rotation."""
+
+
+class InvalidOperationError(SimulatorError):
+    """The request is well formed but not possible in the current state or on this entity."""
+
+
+class SimulatorTimeoutError(SimulatorError, TimeoutError):
+    """The simulator did not answer in time (it may be gone)."""
+
+
+class SdfError(SimulatorError, ValueError):
+    """An SDF file that cannot be loaded; names the file, the line and the element."""
+
+    def __init__(self, message: str, file: str = "<string>", line: int | None = None,
+                 element: str = ""):
+        self.file, self.line, self.element = file, line, element
+        where = file + (f":{line}" if line else "")
+        what = f" <{element}>" if element else ""
+        super().__init__(f"{where}:{what} {message}")
