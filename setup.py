@@ -37,6 +37,7 @@ setup(
     entry_points={
         "console_scripts": [
             "simfid = sim_fidelity.cli:main",
+            "sim_server = sim_fidelity.simulator.server:main",
         ],
     },
 )

@@ -1,0 +1,113 @@
+"""Run-time fidelity levers on a compiled MuJoCo model, vectorised over bodies.
+
+Each lever is a boolean "off" flag per body (or per actuator, sensor, plugin). The model parameters
+the levers touch are derived from the flags and the originals of the compiled model, so any
+combination of levers is undone exactly and survives a recompile (flags are kept by name).
+
+Mechanisms (measured in DESIGN.md on MuJoCo 4.0):
+
+* DYNAMICS off: the body's DoFs get a very large damping (integrated implicitly, so stable) and
+  zero velocity, and gravity compensation; the body stays where it is but still collides with
+  dynamic bodies. Two held bodies do not collide with each other (``contype = 0``), which removes
+  their contact pairs from collision detection and the solver.
+* COLLISION off: ``contype = conaffinity = 0`` on the body's geoms.
+* GRAVITY off: ``body_gravcomp = 1`` (needs at least one gravity-compensated body at compile time:
+  the engine adds an anchor body).
+* ACTUATION off: the actuator's gain and bias parameters are zeroed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+HELD_DAMPING = 1e9  # N*s/m (or N*m*s/rad): with implicit damping the DoF cannot move noticeably
+
+
+class BodyLevers:
+    """DYNAMICS, COLLISION and GRAVITY flags per body and the parameters derived from them."""
+
+    def __init__(self, model, previous: "BodyLevers | None" = None, body_names: list[str] | None = None):
+        m = model
+        self.nbody = m.nbody
+        self.orig_contype = m.geom_contype.copy()
+        self.orig_conaffinity = m.geom_conaffinity.copy()
+        self.orig_gravcomp = m.body_gravcomp.copy()
+        self.orig_damping = m.dof_damping.copy()
+        self.geom_body = m.geom_bodyid.copy()
+        self.dof_body = m.dof_bodyid.copy()
+        self.dynamics_off = np.zeros(m.nbody, bool)
+        self.collision_off = np.zeros(m.nbody, bool)
+        self.gravity_off = np.zeros(m.nbody, bool)
+        if previous is not None and body_names is not None:
+            old = {n: i for i, n in enumerate(previous.body_names)}
+            pairs = [(i, old[n]) for i, n in enumerate(body_names) if n in old]
+            if pairs:
+                new_i, old_i = np.array(pairs).T
+                for flag in ("dynamics_off", "collision_off", "gravity_off"):
+                    getattr(self, flag)[new_i] = getattr(previous, flag)[old_i]
+        self.body_names = list(body_names or [])
+
+    def flag(self, name: str) -> np.ndarray:
+        return {"DYNAMICS": self.dynamics_off, "COLLISION": self.collision_off,
+                "GRAVITY": self.gravity_off}[name]
+
+    def set(self, model, data, name: str, bodies: np.ndarray, off: bool) -> None:
+        """Set one lever for ``bodies`` and write the derived parameters of just those bodies."""
+        flag = self.flag(name)
+        flag[bodies] = off
+        self.apply(model, data, bodies, zero_velocity=(name == "DYNAMICS" and off))
+
+    def apply(self, model, data, bodies: np.ndarray | None = None, zero_velocity: bool = False) -> None:
+        """Write contype/conaffinity, gravcomp and damping for ``bodies`` (all when None)."""
+        m = model
+        if bodies is None:
+            body_mask = np.ones(self.nbody, bool)
+        else:
+            body_mask = np.zeros(self.nbody, bool)
+            body_mask[bodies] = True
+        g = np.flatnonzero(body_mask[self.geom_body])
+        gb = self.geom_body[g]
+        col_off, dyn_off = self.collision_off[gb], self.dynamics_off[gb]
+        m.geom_contype[g] = np.where(col_off | dyn_off, 0, self.orig_contype[g])
+        m.geom_conaffinity[g] = np.where(col_off, 0, self.orig_conaffinity[g])
+        b = np.flatnonzero(body_mask)
+        m.body_gravcomp[b] = np.where(self.gravity_off[b] | self.dynamics_off[b], 1.0,
+                                      self.orig_gravcomp[b])
+        d = np.flatnonzero(body_mask[self.dof_body])
+        held = self.dynamics_off[self.dof_body[d]]
+        m.dof_damping[d] = np.where(held, HELD_DAMPING, self.orig_damping[d])
+        if zero_velocity:
+            data.qvel[d[held]] = 0.0
+
+    def at_originals(self, model) -> bool:
+        """True when the model's lever parameters equal the originals (for tests and checks)."""
+        m = model
+        return (np.array_equal(m.geom_contype, self.orig_contype)
+                and np.array_equal(m.geom_conaffinity, self.orig_conaffinity)
+                and np.array_equal(m.body_gravcomp, self.orig_gravcomp)
+                and np.array_equal(m.dof_damping, self.orig_damping))
+
+
+class ActuatorLevers:
+    """ACTUATION flag per actuator: off zeroes gain and bias so the joint is passive."""
+
+    def __init__(self, model, previous: "ActuatorLevers | None" = None,
+                 names: list[str] | None = None):
+        self.orig_gain = model.actuator_gainprm.copy()
+        self.orig_bias = model.actuator_biasprm.copy()
+        self.off = np.zeros(model.nu, bool)
+        self.names = list(names or [])
+        if previous is not None:
+            old = {n: i for i, n in enumerate(previous.names)}
+            for i, n in enumerate(self.names):
+                if n in old:
+                    self.off[i] = previous.off[old[n]]
+
+    def set(self, model, actuators: np.ndarray, off: bool) -> None:
+        self.off[actuators] = off
+        self.apply(model, actuators)
+
+    def apply(self, model, actuators: np.ndarray | None = None) -> None:
+        a = np.arange(model.nu) if actuators is None else np.asarray(actuators, int)
+        off = self.off[a][:, None]
+        model.actuator_gainprm[a] = np.where(off, 0.0, self.orig_gain[a])
+        model.actuator_biasprm[a] = np.where(off, 0.0, self.orig_bias[a])

@@ -1,0 +1,164 @@
+"""The embedded MuJoCo engine: state access, every fidelity lever applied/observed/undone, edits."""
+import numpy as np
+import pytest
+from sdf_snippets import GROUND, box_model, servo_pendulum, world
+
+from sim_fidelity.simulator import (EntityKind, InvalidOperationError, InvalidPoseError, Lever,
+                                    SimState, Simulator, UnknownEntityError)
+from sim_fidelity.simulator.engine import MujocoEngine
+
+
+@pytest.fixture
+def engine():
+    return MujocoEngine.from_string(world(
+        GROUND, box_model("resting", 0, 0, 0.2), box_model("floating", 2, 0, 1.0),
+        box_model("stack_low", -2, 0, 0.2), box_model("stack_high", -2, 0, 0.6),
+        box_model("wall", 5, 0, 0.5, static=True), servo_pendulum()))
+
+
+def z_of(engine, name):
+    return engine.get_states([name])[0][0, 2]
+
+
+def test_is_a_simulator_and_lists_entities(engine):
+    assert isinstance(engine, Simulator)
+    models = engine.entities(EntityKind.MODEL)
+    assert {"ground", "resting", "floating", "wall", "arm"} <= set(models)
+    assert "resting::body" in engine.entities(EntityKind.LINK)
+    assert engine.entities(EntityKind.JOINT, pattern="hinge") == ["arm::hinge"]
+    assert engine.entity_info("wall").static
+    assert engine.entity_info("arm::hinge").type == "revolute"
+    with pytest.raises(UnknownEntityError, match="nosuch"):
+        engine.entity_info("nosuch")
+
+
+def test_get_and_set_states_round_trip(engine):
+    pose = np.array([[1.0, 2.0, 3.0, 0, 0, np.sin(0.3), np.cos(0.3)]])
+    twist = np.array([[0.5, 0, 0, 0, 0, 1.0]])
+    engine.set_states(["floating"], pose, twist)
+    p, t = engine.get_states(["floating", "floating::body"])
+    np.testing.assert_allclose(p[0], pose[0], atol=1e-9)
+    np.testing.assert_allclose(t[0], twist[0], atol=1e-9)
+    # free flight: after 0.1 s the box moved 5 cm in x and fell g t^2 / 2
+    engine.step(100)
+    p, _ = engine.get_states(["floating"])
+    assert p[0, 0] == pytest.approx(1.05, abs=1e-3)
+    assert p[0, 2] == pytest.approx(3.0 - 9.81 * 0.01 / 2, abs=2e-3)
+
+
+def test_bad_state_requests_raise_typed_errors(engine):
+    with pytest.raises(InvalidPoseError):
+        engine.set_states(["floating"], np.array([[np.nan, 0, 0, 0, 0, 0, 1]]))
+    with pytest.raises(InvalidPoseError):
+        engine.set_states(["floating"], np.array([[0, 0, 0, 0, 0, 0, 0]]))
+    with pytest.raises(UnknownEntityError):
+        engine.get_states(["nosuch"])
+    with pytest.raises(InvalidOperationError, match="set the state of its model"):
+        engine.set_states(["arm::rod"], np.array([[0, 0, 1, 0, 0, 0, 1.0]]))
+    with pytest.raises(InvalidOperationError):
+        engine.get_states(["arm::hinge"])
+
+
+def test_static_model_can_be_moved(engine):
+    engine.set_states(["wall"], np.array([[6, 1, 0.5, 0, 0, 0, 1.0]]))
+    assert engine.get_states(["wall"])[0][0, :2] == pytest.approx([6, 1])
+
+
+def test_dynamics_lever_holds_a_body_that_still_collides(engine):
+    engine.set_lever(["floating"], Lever.DYNAMICS, False)
+    engine.step(500)
+    assert z_of(engine, "floating") == pytest.approx(1.0, abs=1e-6)
+    # a held body still carries a dynamic one: drop a box onto the held lower box
+    engine.set_lever(["stack_low"], Lever.DYNAMICS, False)
+    engine.set_states(["stack_low", "stack_high"], np.array([[-2, 0, 1.0, 0, 0, 0, 1.0],
+                                                             [-2, 0.05, 1.6, 0, 0, 0, 1.0]]))
+    engine.step(1000)
+    assert z_of(engine, "stack_low") == pytest.approx(1.0, abs=1e-3)
+    assert z_of(engine, "stack_high") == pytest.approx(1.4, abs=5e-3)
+    assert not engine.get_lever(["floating", "stack_low"], Lever.DYNAMICS).any()
+    engine.set_lever(["floating", "stack_low"], Lever.DYNAMICS, True)
+    assert engine.levers_at_originals()
+    engine.step(300)
+    assert z_of(engine, "floating") < 0.9  # falls again
+
+
+def test_collision_lever_lets_a_body_fall_through(engine):
+    engine.set_lever(["resting"], Lever.COLLISION, False)
+    engine.step(600)
+    assert z_of(engine, "resting") < -1.0
+    engine.set_lever(["resting"], Lever.COLLISION, True)
+    assert engine.levers_at_originals()
+    assert engine.get_lever(["resting"], Lever.COLLISION).all()
+
+
+def test_gravity_lever_keeps_velocity_constant(engine):
+    engine.set_lever(["floating::body"], Lever.GRAVITY, False)
+    engine.set_states(["floating"], twists=np.array([[0, 0, 0.1, 0, 0, 0]]))
+    engine.step(500)
+    _, t = engine.get_states(["floating"])
+    assert t[0, 2] == pytest.approx(0.1, abs=1e-6)
+    assert z_of(engine, "floating") == pytest.approx(1.05, abs=1e-4)
+    engine.set_lever(["floating"], Lever.GRAVITY, True)
+    assert engine.levers_at_originals()
+
+
+def test_dynamics_and_gravity_levers_compose(engine):
+    engine.set_lever(["floating"], Lever.GRAVITY, False)
+    engine.set_lever(["floating"], Lever.DYNAMICS, False)
+    engine.set_lever(["floating"], Lever.DYNAMICS, True)
+    # gravity is still off: the box must not fall
+    engine.step(300)
+    assert z_of(engine, "floating") == pytest.approx(1.0, abs=1e-6)
+    engine.set_lever(["floating"], Lever.GRAVITY, True)
+    assert engine.levers_at_originals()
+
+
+def test_actuation_lever_makes_the_joint_limp(engine):
+    engine.step(2000)
+    held = engine.joint_positions(["arm::hinge"])[0]
+    assert held == pytest.approx(0.5, abs=0.02)
+    engine.set_lever(["arm::hinge"], Lever.ACTUATION, False)
+    engine.step(3000)
+    assert abs(engine.joint_positions(["arm::hinge"])[0]) < 0.3  # swung down towards 0
+    engine.set_lever(["arm::hinge"], Lever.ACTUATION, True)
+    assert engine.levers_at_originals()
+    engine.step(3000)
+    assert engine.joint_positions(["arm::hinge"])[0] == pytest.approx(0.5, abs=0.02)
+
+
+def test_script_lever_on_a_controller_plugin_and_sensor_flags(engine):
+    plugin = engine.entities(EntityKind.PLUGIN, pattern="JointPositionController")[0]
+    engine.set_lever([plugin], Lever.SCRIPT, False)
+    assert not engine.script_enabled(plugin)
+    assert not engine.get_lever(["arm::hinge"], Lever.ACTUATION)[0]
+    engine.set_lever(["arm"], Lever.SCRIPT, True)
+    assert engine.levers_at_originals()
+    with pytest.raises(InvalidOperationError):
+        engine.set_lever(["arm::hinge"], Lever.DYNAMICS, False)
+
+
+def test_spawn_and_delete_keep_the_rest_of_the_state(engine):
+    engine.set_lever(["floating"], Lever.DYNAMICS, False)
+    engine.step(200)
+    before, _ = engine.get_states(["stack_high", "floating"])
+    name = engine.spawn("newbox", "<sdf version='1.9'>" + box_model("ignored", 0, 3, 3) + "</sdf>")
+    assert name == "newbox" and "newbox::body" in engine.entities(EntityKind.LINK)
+    after, _ = engine.get_states(["stack_high", "floating"])
+    np.testing.assert_allclose(after, before, atol=1e-9)
+    assert not engine.get_lever(["floating"], Lever.DYNAMICS)[0]  # levers survive the recompile
+    engine.step(100)
+    assert z_of(engine, "newbox") < 3.0
+    engine.delete("newbox")
+    assert "newbox" not in engine.entities()
+    with pytest.raises(InvalidOperationError):
+        engine.delete("arm::rod")
+
+
+def test_reset_and_states(engine):
+    engine.step(300)
+    engine.set_sim_state(SimState.STOPPED)
+    assert engine.time == 0.0
+    assert z_of(engine, "floating") == pytest.approx(1.0)
+    assert engine.sim_state() == SimState.STOPPED
+    f = engine.features()
+    assert f.levers == frozenset(Lever) and f.spawning and f.stepping
