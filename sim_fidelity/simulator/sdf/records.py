@@ -38,6 +38,8 @@ class JointRecord:
     parent: str  # scoped link name, or "world"
     child: str  # scoped link name
     mj_joints: list[str] = field(default_factory=list)  # MuJoCo joint names (empty for fixed)
+    effort: float = float("inf")  # <axis><limit><effort> (inf: no limit; SDF's -1)
+    velocity: float = float("inf")  # <axis><limit><velocity> (inf: no limit)
 
 
 @dataclass
@@ -88,3 +90,4 @@ class LoadedWorld:
     joints: dict[str, JointRecord] = field(default_factory=dict)
     sensors: dict[str, SensorRecord] = field(default_factory=dict)
     plugins: dict[str, PluginRecord] = field(default_factory=dict)
+    resource_paths: tuple = ()  # extra model:// search folders, reused by add_models
