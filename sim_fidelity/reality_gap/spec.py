@@ -1,0 +1,288 @@
+"""The state spec: which topics and fields make the state, action and reward, and the parameters
+of node matching, roll-outs and kernels. See ``docs/reality_gap.md`` for the YAML format.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from .errors import SpecError
+from .messages import NUMERIC_TYPES, QUATERNION, field_type
+
+INTERPOLATIONS = ("hold", "linear")
+CONVERSIONS = ("roll", "pitch", "yaw")
+REWARD_MODES = ("sum", "hold")
+POSE_COMPONENTS = ("x", "y", "z", "roll", "pitch", "yaw")
+TWIST_COMPONENTS = ("vx", "vy", "vz", "wx", "wy", "wz")
+APPLY_COMPONENTS = tuple(f"pose.{c}" for c in POSE_COMPONENTS) + tuple(
+    f"twist.{c}" for c in TWIST_COMPONENTS)
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "sampling": {"rate_hz": 0.5, "interpolation": "hold"},
+    "distance": {"eps_c": 0.1},
+    "divergence": {"probability_threshold": 0.5},
+    "rollouts": {"count": 100, "max_steps": 200},
+    "kernels": {"sigma": None, "activation_threshold": 0.5, "successors": 3, "min_samples": 2},
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One scalar read from a topic: ``field`` of ``type`` on ``topic``, optionally converted."""
+
+    name: str
+    topic: str
+    type: str
+    field: str
+    convert: str | None = None  # roll/pitch/yaw of a geometry_msgs/Quaternion field
+    is_bool: bool = False  # bool fields are always sampled with hold
+
+
+@dataclass(frozen=True)
+class ApplyTarget:
+    """State component ``index`` is written to ``component`` of ``entity`` in the simulator."""
+
+    index: int
+    entity: str
+    component: str  # one of APPLY_COMPONENTS
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed, validated state spec. Build it with :func:`load_spec` or :meth:`from_dict`."""
+
+    state: tuple[Source, ...]
+    weights: np.ndarray  # (d,) the w_i of c(s, s')
+    action: tuple[Source, ...]
+    action_grids: tuple[np.ndarray, ...]  # per component: representative values
+    action_edges: tuple[np.ndarray | None, ...]  # per component: bin edges, None for values
+    reward: Source | None
+    reward_mode: str
+    rate_hz: float
+    interpolation: str
+    eps_c: float
+    probability_threshold: float
+    rollouts: int
+    max_steps: int
+    sigma: float
+    activation_threshold: float
+    successors: int
+    min_samples: int
+    apply: tuple[ApplyTarget, ...]
+    raw: dict  # the normalised dict this spec was built from (defaults filled in)
+
+    @property
+    def state_names(self) -> list[str]:
+        return [s.name for s in self.state]
+
+    @property
+    def action_names(self) -> list[str]:
+        return [a.name for a in self.action]
+
+    @property
+    def n_actions(self) -> int:
+        return int(np.prod([len(g) for g in self.action_grids]))
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the normalised spec; kernels files record it."""
+        text = json.dumps(self.raw, sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def action_values(self) -> np.ndarray:
+        """``(n_actions, m)`` representative continuous value of every discrete action id."""
+        mesh = np.meshgrid(*self.action_grids, indexing="ij")
+        return np.stack([g.ravel() for g in mesh], axis=-1)
+
+    def discretise(self, u: np.ndarray) -> np.ndarray:
+        """Discrete action ids of continuous actions ``u`` ``(n, m)`` (or one ``(m,)``)."""
+        u = np.asarray(u, dtype=float)
+        flat = np.atleast_2d(u)
+        idx = []
+        for j, (grid, edges) in enumerate(zip(self.action_grids, self.action_edges)):
+            col = flat[:, j]
+            if edges is None:  # nearest listed value
+                idx.append(np.abs(col[:, None] - grid[None, :]).argmin(axis=1))
+            else:  # bin by edges; values outside fall into the end bins
+                idx.append(np.clip(np.searchsorted(edges, col, side="right") - 1, 0,
+                                   len(grid) - 1))
+        ids = np.ravel_multi_index(tuple(idx), [len(g) for g in self.action_grids])
+        return ids if u.ndim == 2 else ids[0]
+
+    @classmethod
+    def from_dict(cls, raw: dict, where: str = "<spec>") -> "Spec":
+        return _parse(raw, where)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a spec YAML file; raises SpecError naming the file and the entry."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SpecError(f"cannot read spec {path}: {exc}") from exc
+    return _parse(raw, str(path))
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+def _fail(where: str, msg: str, topic: str = "", field: str = "") -> SpecError:
+    return SpecError(f"spec {where}: {msg}", topic=topic, field=field)
+
+
+def _number(where: str, section: dict, key: str, kind=float, positive: bool = True):
+    value = section[key]
+    try:
+        out = kind(value)
+    except (TypeError, ValueError):
+        raise _fail(where, f"'{key}' must be a number, got {value!r}") from None
+    if positive and not out > 0:
+        raise _fail(where, f"'{key}' must be > 0, got {value!r}")
+    return out
+
+
+def _source(where: str, entry: Any, label: str, allow_convert: bool = True) -> Source:
+    if not isinstance(entry, dict):
+        raise _fail(where, f"{label} must be a mapping with topic, type and field")
+    missing = [k for k in ("topic", "type", "field") if not entry.get(k)]
+    if missing:
+        raise _fail(where, f"{label} lacks {', '.join(missing)}", topic=entry.get("topic", ""),
+                    field=entry.get("field", ""))
+    topic, msgtype, path = str(entry["topic"]), str(entry["type"]), str(entry["field"])
+    try:
+        leaf = field_type(msgtype, path)
+    except KeyError as exc:
+        raise _fail(where, f"{label}: {exc.args[0]}", topic=topic, field=path) from None
+    convert = entry.get("convert")
+    if convert is not None:
+        if not allow_convert or convert not in CONVERSIONS:
+            raise _fail(where, f"{label}: convert must be one of {CONVERSIONS}, got {convert!r}",
+                        topic=topic, field=path)
+        if leaf != QUATERNION:
+            raise _fail(where, f"{label}: convert '{convert}' needs a {QUATERNION} field, "
+                        f"'{path}' is {leaf}", topic=topic, field=path)
+    elif leaf not in NUMERIC_TYPES:
+        raise _fail(where, f"{label}: field '{path}' is {leaf}, not a number "
+                    "(give a numeric leaf, or convert for quaternions)", topic=topic, field=path)
+    return Source(name=str(entry.get("name", path)), topic=topic, type=msgtype, field=path,
+                  convert=convert, is_bool=leaf == "bool")
+
+
+def _action_grid(where: str, entry: dict, src: Source) -> tuple[np.ndarray, np.ndarray | None]:
+    has_values, has_bins = "values" in entry, "bins" in entry
+    if has_values == has_bins:
+        raise _fail(where, f"action '{src.name}' needs exactly one of 'values' or 'bins'",
+                    topic=src.topic, field=src.field)
+    key = "values" if has_values else "bins"
+    try:
+        arr = np.asarray(entry[key], dtype=float)
+    except (TypeError, ValueError):
+        raise _fail(where, f"action '{src.name}': '{key}' must be a list of numbers",
+                    topic=src.topic, field=src.field) from None
+    if arr.ndim != 1 or len(arr) < (1 if has_values else 2) or np.any(np.diff(arr) <= 0):
+        raise _fail(where, f"action '{src.name}': '{key}' must be a strictly increasing list"
+                    + ("" if has_values else " of at least two edges"),
+                    topic=src.topic, field=src.field)
+    if has_values:
+        return arr, None
+    return (arr[:-1] + arr[1:]) / 2, arr
+
+
+def _parse(raw: Any, where: str) -> Spec:
+    if not isinstance(raw, dict):
+        raise _fail(where, "the spec must be a YAML mapping")
+    unknown = set(raw) - {"state", "action", "reward", "apply", *DEFAULTS}
+    if unknown:
+        raise _fail(where, f"unknown section(s) {sorted(unknown)}")
+    norm: dict[str, Any] = {}
+    for section, defaults in DEFAULTS.items():
+        given = raw.get(section) or {}
+        if not isinstance(given, dict):
+            raise _fail(where, f"section '{section}' must be a mapping")
+        extra = set(given) - set(defaults)
+        if extra:
+            raise _fail(where, f"section '{section}' has unknown key(s) {sorted(extra)}")
+        norm[section] = {**defaults, **given}
+
+    states = raw.get("state")
+    if not isinstance(states, list) or not states:
+        raise _fail(where, "'state' must be a non-empty list of fields")
+    state = tuple(_source(where, e, f"state[{i}]") for i, e in enumerate(states))
+    weights = np.array([_number(where, e, "weight") if "weight" in e else 1.0 for e in states])
+    actions = raw.get("action")
+    if not isinstance(actions, list) or not actions:
+        raise _fail(where, "'action' must be a non-empty list of fields")
+    action = tuple(_source(where, e, f"action[{i}]", allow_convert=False)
+                   for i, e in enumerate(actions))
+    grids = [_action_grid(where, e, s) for e, s in zip(actions, action)]
+    for label, group in (("state", state), ("action", action)):
+        names = [s.name for s in group]
+        if len(set(names)) != len(names):
+            raise _fail(where, f"{label} names must be unique, got {names}")
+
+    reward, reward_mode = None, "sum"
+    if raw.get("reward") is not None:
+        reward = _source(where, raw["reward"], "reward", allow_convert=False)
+        reward_mode = raw["reward"].get("mode", "sum")
+        if reward_mode not in REWARD_MODES:
+            raise _fail(where, f"reward mode must be one of {REWARD_MODES}",
+                        topic=reward.topic, field=reward.field)
+
+    sampling = norm["sampling"]
+    if sampling["interpolation"] not in INTERPOLATIONS:
+        raise _fail(where, f"sampling.interpolation must be one of {INTERPOLATIONS}, got "
+                    f"{sampling['interpolation']!r}")
+    eps_c = _number(where, norm["distance"], "eps_c")
+    kern = norm["kernels"]
+    sigma = eps_c if kern["sigma"] is None else _number(where, kern, "sigma")
+    threshold = _number(where, kern, "activation_threshold")
+    if threshold >= 1:
+        raise _fail(where, "kernels.activation_threshold must be in (0, 1)")
+    p_div = _number(where, norm["divergence"], "probability_threshold", positive=False)
+    if not 0 <= p_div < 1:
+        raise _fail(where, "divergence.probability_threshold must be in [0, 1)")
+    successors = _number(where, kern, "successors", int, positive=False)
+    if successors < 0:
+        raise _fail(where, "kernels.successors must be >= 0")
+
+    names = [s.name for s in state]
+    targets = []
+    for i, entry in enumerate(raw.get("apply") or []):
+        if not isinstance(entry, dict) or entry.get("state") not in names:
+            raise _fail(where, f"apply[{i}]: 'state' must name a state component {names}")
+        if entry.get("component") not in APPLY_COMPONENTS or not entry.get("entity"):
+            raise _fail(where, f"apply[{i}]: needs 'entity' and a 'component' in "
+                        f"{APPLY_COMPONENTS}")
+        targets.append(ApplyTarget(names.index(entry["state"]), str(entry["entity"]),
+                                   entry["component"]))
+
+    norm.update({
+        "state": [{"name": s.name, "topic": s.topic, "type": s.type, "field": s.field,
+                   **({"convert": s.convert} if s.convert else {}), "weight": float(w)}
+                  for s, w in zip(state, weights)],
+        "action": [{"name": a.name, "topic": a.topic, "type": a.type, "field": a.field,
+                    **({"values": g.tolist()} if e is None else {"bins": e.tolist()})}
+                   for a, (g, e) in zip(action, grids)],
+        "reward": None if reward is None else {"topic": reward.topic, "type": reward.type,
+                                               "field": reward.field, "mode": reward_mode},
+        "apply": [{"state": names[t.index], "entity": t.entity, "component": t.component}
+                  for t in targets],
+    })
+    norm["kernels"]["sigma"] = sigma
+    return Spec(state=state, weights=weights, action=action,
+                action_grids=tuple(g for g, _ in grids), action_edges=tuple(e for _, e in grids),
+                reward=reward, reward_mode=reward_mode,
+                rate_hz=_number(where, sampling, "rate_hz"),
+                interpolation=sampling["interpolation"], eps_c=eps_c,
+                probability_threshold=p_div,
+                rollouts=_number(where, norm["rollouts"], "count", int),
+                max_steps=_number(where, norm["rollouts"], "max_steps", int),
+                sigma=sigma, activation_threshold=threshold, successors=successors,
+                min_samples=_number(where, kern, "min_samples", int),
+                apply=tuple(targets), raw=norm)

@@ -1,0 +1,156 @@
+"""Shared state nodes and the frequentist transition models P_sim, P_phy (paper eqs. 5-8).
+
+States of both sides are matched into one set of *nodes*: a state joins the nearest node whose
+centre is within ``c(s, centre) < eps_c`` (eq. 8), otherwise it founds a new node (leader
+clustering over the unique states in lexicographic order, so the result does not depend on
+which side or bag came first). A node's centre is then the mean of its members, and every state
+is assigned to its nearest centre. Transitions (s, a, s') become edges (node, action, node).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable
+
+import numpy as np
+
+_BLOCK = 1 << 22  # elements per distance block (32 MB of float64)
+
+
+def distance(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """c(s, s') = sum_i w_i |s_i - s'_i|, broadcast over leading axes."""
+    return np.abs(np.asarray(a, float) - np.asarray(b, float)) @ weights
+
+
+def _nearest(points: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of, and L1 distance to, the nearest centre for each point (blocked over points)."""
+    n, k = len(points), len(centres)
+    idx, dist = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
+    if k == 0:
+        return idx, dist
+    step = max(1, _BLOCK // k)
+    for start in range(0, n, step):
+        block = points[start:start + step]
+        d = np.zeros((len(block), k))
+        for j in range(points.shape[1]):
+            d += np.abs(block[:, j, None] - centres[None, :, j])
+        idx[start:start + step] = d.argmin(axis=1)
+        dist[start:start + step] = d[np.arange(len(block)), idx[start:start + step]]
+    return idx, dist
+
+
+@dataclass
+class Nodes:
+    """Node centres in state space and the distance that defines them."""
+
+    centres: np.ndarray  # (K, d)
+    weights: np.ndarray  # (d,)
+    eps_c: float
+
+    def __len__(self) -> int:
+        return len(self.centres)
+
+    def assign(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nearest node of each state and the distance c to its centre."""
+        scale = self.weights / self.eps_c
+        idx, dist = _nearest(np.atleast_2d(states) * scale, self.centres * scale)
+        return idx, dist * self.eps_c
+
+
+def match_nodes(states: np.ndarray, weights: np.ndarray, eps_c: float,
+                progress: Iterable | None = None) -> tuple[Nodes, np.ndarray]:
+    """Cluster ``states`` ``(n, d)`` into nodes; returns the nodes and each state's node id.
+
+    ``progress`` wraps the block iterator (e.g. ``tqdm``) when given.
+    """
+    scale = np.asarray(weights, float) / eps_c  # in scaled units c < eps_c is L1 < 1
+    unique, inverse = np.unique(np.asarray(states, float), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    points = unique * scale
+    leaders = np.empty((0, points.shape[1]))
+    block = 4096
+    starts = range(0, len(points), block)
+    for start in (progress(starts) if progress else starts):
+        chunk = points[start:start + block]
+        _, near = _nearest(chunk, leaders)
+        rest = chunk[near >= 1.0]
+        fresh = []
+        while len(rest):
+            fresh.append(rest[0])
+            rest = rest[np.abs(rest - rest[0]).sum(axis=1) >= 1.0]
+        if fresh:
+            leaders = np.vstack([leaders, fresh])
+    members, _ = _nearest(points, leaders)
+    counts = np.bincount(members, minlength=len(leaders))
+    keep = counts > 0
+    relabel = np.cumsum(keep) - 1
+    members = relabel[members]
+    sums = np.zeros((int(keep.sum()), points.shape[1]))
+    np.add.at(sums, members, unique)
+    centres = sums / counts[keep][:, None]
+    return Nodes(centres, np.asarray(weights, float), float(eps_c)), members[inverse]
+
+
+@dataclass
+class TransitionModel:
+    """P(s'|s,a) = T(s'|s,a) pi(a|s) over nodes, as edges sorted by source node (CSR)."""
+
+    n_nodes: int
+    n_actions: int
+    src: np.ndarray  # (E,) source node
+    act: np.ndarray  # (E,) action id
+    dst: np.ndarray  # (E,) destination node
+    count: np.ndarray  # (E,) how often (s, a, s') was observed
+    T: np.ndarray  # (E,) T(s'|s,a)
+    pi: np.ndarray  # (E,) pi(a|s)
+    offsets: np.ndarray  # (n_nodes + 1,) edges of node i are offsets[i]:offsets[i+1]
+
+    @cached_property
+    def P(self) -> np.ndarray:
+        """P(s'|s,a) = T(s'|s,a) pi(a|s) per edge (eq. 5); sums to 1 over each node's edges."""
+        return self.T * self.pi
+
+    @classmethod
+    def estimate(cls, s: np.ndarray, a: np.ndarray, s2: np.ndarray, n_nodes: int,
+                 n_actions: int) -> "TransitionModel":
+        """Frequentist estimate from node-level transitions (s, a, s')."""
+        s, a, s2 = (np.asarray(x, dtype=np.int64) for x in (s, a, s2))
+        keys, count = np.unique((s * n_actions + a) * n_nodes + s2, return_counts=True)
+        src_act, dst = np.divmod(keys, n_nodes)
+        src, act = np.divmod(src_act, n_actions)
+        sa = np.unique(src_act, return_inverse=True)[1].ravel()
+        n_sa = np.bincount(sa, weights=count)[sa]
+        n_s = np.bincount(src, weights=count, minlength=n_nodes)[src]
+        T, pi = count / n_sa, n_sa / n_s
+        offsets = np.searchsorted(src, np.arange(n_nodes + 1))
+        return cls(n_nodes, n_actions, src, act, dst, count, T, pi, offsets)
+
+    @cached_property
+    def _cumulative(self) -> np.ndarray:
+        return np.cumsum(self.P)
+
+    def states(self) -> np.ndarray:
+        """Nodes with at least one outgoing transition: States(P)."""
+        return np.flatnonzero(np.diff(self.offsets) > 0)
+
+    def successors(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """SR(s) (eq. 6): reachable nodes and P(s'|s) = sum_a P(s'|s,a)."""
+        lo, hi = self.offsets[node], self.offsets[node + 1]
+        dst, inv = np.unique(self.dst[lo:hi], return_inverse=True)
+        return dst, np.bincount(inv.ravel(), weights=self.P[lo:hi])
+
+    def sample(self, nodes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One edge per node drawn with probability P(s', a | s); -1 where a node has no edges."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        lo, hi = self.offsets[nodes], self.offsets[nodes + 1]
+        cum = self._cumulative
+        base = np.where(lo > 0, cum[np.maximum(lo - 1, 0)], 0.0)
+        top = np.where(hi > 0, cum[np.maximum(hi - 1, 0)], 0.0)
+        target = base + rng.random(len(nodes)) * (top - base)
+        edge = np.clip(np.searchsorted(cum, target, side="right"), lo, np.maximum(hi - 1, lo))
+        return np.where(hi > lo, edge, -1)
+
+
+def common_states(sim: TransitionModel, phy: TransitionModel) -> np.ndarray:
+    """S_0 = States(P_sim) ∩ States(P_phy)."""
+    return np.intersect1d(sim.states(), phy.states())
