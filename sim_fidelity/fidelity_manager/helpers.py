@@ -1,0 +1,83 @@
+"""Fidelity helpers: toggle trees between levels through the simulator's levers, in batch.
+
+Paper 000, Sec. 3 and Fig. 2b: a helper toggles its tree only when the signalled level changes;
+going down from HIGH it caches the objects' high-fidelity state and applies the type's common
+state; going back up it re-applies the cache; at the end it returns the tree to its state at the
+start. Here the helpers of all trees are one vectorised bank (row ``i`` is tree ``i``'s helper):
+every tree that changes level in one call costs one ``set_lever`` per (lever, enabled) pair and one
+``get_lever`` per lever to cache, whatever the number of trees.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..simulator.protocol import Lever, Simulator
+from .levels import LEVEL_DTYPE, Level
+from .objects import off_table
+from .trees import TreeSet
+
+
+class HelperBank:
+    """The helpers of all trees of a :class:`TreeSet`. Trees start at HIGH (the scene as loaded)."""
+
+    def __init__(self, sim: Simulator, trees: TreeSet):
+        self.sim, self.trees = sim, trees
+        self.off = off_table(trees.types)  # (type, level, lever)
+        handled = self.off.any(axis=1)  # (type, lever): does the type ever touch the lever
+        self.levers = [lever for lever in Lever if handled[:, lever].any()]
+        self.handles = handled[trees.type]  # (object, lever)
+        self.start = np.zeros((len(trees.entity), len(Lever)), bool)
+        for lever in self.levers:
+            objs = np.flatnonzero(self.handles[:, lever])
+            self.start[objs, lever] = sim.get_lever(trees.entity[objs].tolist(), lever)
+        self.cache = self.start.copy()  # high-fidelity lever state per object
+        self.level = np.full(len(trees), Level.HIGH, LEVEL_DTYPE)
+
+    def lever_state(self, objs: np.ndarray, levels: np.ndarray) -> np.ndarray:
+        """Boolean ``(len(objs), n_levers)``: the lever values of ``objs`` at per-object ``levels``."""
+        return self.cache[objs] & ~self.off[self.trees.type[objs], levels]
+
+    def apply(self, target: np.ndarray) -> np.ndarray:
+        """Bring every tree to ``target`` level; returns the indices of the trees that changed."""
+        target = np.asarray(target, LEVEL_DTYPE)
+        changed = np.flatnonzero(target != self.level)
+        if changed.size == 0:
+            return changed
+        in_changed = np.zeros(len(self.level), bool)
+        in_changed[changed] = True
+        objs = np.flatnonzero(in_changed[self.trees.tree])
+        old = self.level[self.trees.tree[objs]]
+        new = target[self.trees.tree[objs]]
+        leaving_high = objs[(old == Level.HIGH) & (new != Level.HIGH)]
+        for lever in self.levers:  # cache the high-fidelity state before lowering
+            sel = leaving_high[self.handles[leaving_high, lever]]
+            if sel.size:
+                self.cache[sel, lever] = self.sim.get_lever(self.trees.entity[sel].tolist(), lever)
+        self._write(objs, self.lever_state(objs, old), self.lever_state(objs, new))
+        self.level[changed] = target[changed]
+        return changed
+
+    def restore_all(self) -> None:
+        """Return every object to its lever state at the start; all trees are HIGH afterwards."""
+        objs = np.arange(len(self.trees.entity))
+        self._write(objs, self.lever_state(objs, self.level[self.trees.tree]), self.start[objs])
+        self.cache[:] = self.start
+        self.level[:] = Level.HIGH
+
+    def mismatches(self) -> list[tuple[str, Lever]]:
+        """(entity, lever) pairs whose lever in the simulator differs from the start state."""
+        bad = []
+        for lever in self.levers:
+            objs = np.flatnonzero(self.handles[:, lever])
+            now = np.asarray(self.sim.get_lever(self.trees.entity[objs].tolist(), lever), bool)
+            bad += [(e, lever) for e in self.trees.entity[objs[now != self.start[objs, lever]]]]
+        return bad
+
+    def _write(self, objs: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
+        """One set_lever per (lever, enabled) pair for the objects whose lever value changes."""
+        for lever in self.levers:
+            diff = self.handles[objs, lever] & (before[:, lever] != after[:, lever])
+            for enabled in (False, True):
+                sel = objs[diff & (after[:, lever] == enabled)]
+                if sel.size:
+                    self.sim.set_lever(self.trees.entity[sel].tolist(), lever, enabled)

@@ -1,0 +1,169 @@
+"""The fidelity manager: signalers decide, helpers toggle, one simulator in between (paper 000, Sec. 3).
+
+``tick()`` reads every state the signalers need in one ``get_states`` call, asks each signaler for
+its trees' levels, and lets the helper bank apply the changes in batch. A level can be held against
+the signalers (:meth:`FidelityManager.set_fidelity` with ``hold=True``) or set once; a set-once
+level stays until the tree's signalled level next changes (helpers toggle only on a change of the
+signal). ``close()`` (also on leaving a ``with`` block, on exceptions, and, with
+:func:`~.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its start state.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..simulator.errors import InvalidOperationError
+from ..simulator.protocol import Simulator
+from .config import FidelityConfig
+from .errors import ConfigError
+from .helpers import HelperBank
+from .levels import LEVEL_DTYPE, Level, parse_level
+
+NOT_SIGNALLED = -1  # sentinel: the next signalled level counts as a change
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What one tick did: sim time, trees per level, trees that changed, manager wall time."""
+
+    time: float
+    counts: dict[str, int]  # level name (lower case) -> number of trees
+    changed: tuple[str, ...]
+    wall: float  # seconds spent in the manager (reading states, signalling, toggling)
+
+
+class FidelityManager:
+    """Manages the fidelity of the trees of one scene through a :class:`Simulator`."""
+
+    def __init__(self, sim: Simulator, config: FidelityConfig | str | Path, preset: str | None = None):
+        self.sim = sim
+        self.config = config if isinstance(config, FidelityConfig) else FidelityConfig.load(config)
+        self.preset = preset or self.config.default_preset
+        self.enabled = self.config.preset(self.preset).enabled
+        self.trees = self.config.build_trees(sim)
+        n = len(self.trees)
+        self.signalers = self.config.build_signalers(sim, self.trees, self.preset) if self.enabled else {}
+        self._check_levers()
+        self.helpers = HelperBank(sim, self.trees) if self.enabled else None
+        row: dict[str, int] = {}
+        self._plan = []  # (signaler, tree indices, state rows as a slice or index array)
+        for sig in self.signalers.values():
+            rows = [row.setdefault(e, len(row)) for e in sig.state_entities()]
+            idx = np.array([self.trees.index[t.name] for t in sig.trees], np.intp)
+            contiguous = rows == list(range(rows[0], rows[0] + len(rows))) if rows else True
+            self._plan.append((sig, idx, slice(rows[0], rows[-1] + 1) if rows and contiguous
+                               else np.array(rows, np.intp)))
+        self.state_names = list(row)
+        self.signalled = np.full(n, NOT_SIGNALLED, LEVEL_DTYPE)
+        self.held = np.zeros(n, bool)
+        self.closed = False
+
+    def _check_levers(self) -> None:
+        if not self.enabled:
+            return
+        have = self.sim.features().levers
+        for t in sorted({self.trees.types[i] for i in np.unique(self.trees.type)}, key=lambda t: t.name):
+            missing = sorted(lever.name for lever in t.levers - have)
+            if missing:
+                raise ConfigError(self.config.file, f"object_types.{t.name}",
+                                  f"the simulator has no lever {', '.join(missing)}")
+
+    # --- levels ----------------------------------------------------------------------------------
+    @property
+    def levels(self) -> np.ndarray:
+        """Current level per tree (all HIGH when the manager is off)."""
+        if self.helpers is None:
+            return np.full(len(self.trees), Level.HIGH, LEVEL_DTYPE)
+        return self.helpers.level
+
+    def counts(self) -> dict[str, int]:
+        c = np.bincount(self.levels, minlength=len(Level))
+        return {level.name.lower(): int(c[level]) for level in Level}
+
+    def tick(self) -> TickReport:
+        """Ask the signalers and apply the levels that changed."""
+        self._check_open()
+        start = time.perf_counter()
+        t = self.sim.time
+        changed = np.zeros(0, np.intp)
+        if self.helpers is not None:
+            poses, twists = (self.sim.get_states(self.state_names) if self.state_names
+                             else (np.zeros((0, 7)), np.zeros((0, 6))))
+            current = self.helpers.level
+            signal = self.signalled.copy()
+            for sig, idx, rows in self._plan:
+                signal[idx] = sig.update(t, poses[rows], twists[rows], current[idx])
+            apply = (signal != self.signalled) & ~self.held
+            self.signalled = signal
+            target = current.copy()
+            target[apply] = signal[apply]
+            changed = self.helpers.apply(target)
+        names = tuple(self.trees.names[changed].tolist())
+        return TickReport(t, self.counts(), names, time.perf_counter() - start)
+
+    def set_fidelity(self, patterns: str | Iterable[str], level: Level | str | int,
+                     hold: bool = False) -> list[str]:
+        """Put the trees matching ``patterns`` (full-match regexes) at ``level`` now.
+
+        ``hold=True`` keeps them there against their signalers until :meth:`release`. Returns the
+        tree names; KeyError when none matches.
+        """
+        self._check_open()
+        if self.helpers is None:
+            raise InvalidOperationError(f"the fidelity manager is off (preset '{self.preset}')")
+        level = parse_level(level)
+        idx = self._select(patterns)
+        target = self.helpers.level.copy()
+        target[idx] = level
+        self.helpers.apply(target)
+        self.held[idx] = hold
+        return self.trees.names[idx].tolist()
+
+    def release(self, patterns: str | Iterable[str]) -> list[str]:
+        """Return the matching trees to their signalers; the next tick applies the signalled level."""
+        self._check_open()
+        idx = self._select(patterns)
+        self.held[idx] = False
+        self.signalled[idx] = NOT_SIGNALLED
+        return self.trees.names[idx].tolist()
+
+    def get_fidelity(self, patterns: str | Iterable[str] = ".*") -> dict[str, tuple[Level, bool]]:
+        """Level and held flag of each tree matching ``patterns``."""
+        idx = self._select(patterns)
+        levels = self.levels
+        return {self.trees.names[i]: (Level(int(levels[i])), bool(self.held[i])) for i in idx}
+
+    def _select(self, patterns: str | Iterable[str]) -> np.ndarray:
+        idx = self.trees.select(patterns)
+        if idx.size == 0:
+            raise KeyError(f"no tree matches {patterns!r}")
+        return idx
+
+    # --- the end -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Restore every object to its lever state at the start (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.helpers is not None:
+            self.helpers.restore_all()
+
+    def mismatches(self) -> list[tuple[str, str]]:
+        """(entity, lever name) pairs whose lever differs from the start state, read back now."""
+        if self.helpers is None:
+            return []
+        return [(e, lever.name) for e, lever in self.helpers.mismatches()]
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise InvalidOperationError("the fidelity manager is closed")
+
+    def __enter__(self) -> "FidelityManager":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,40 @@
+"""Turn SIGINT and SIGTERM into an exception, so ``with``/``finally`` blocks (manager.close) run."""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread when a termination signal arrives; carries the signal."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+@contextmanager
+def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[list[int]]:
+    """Within the block the first of ``signums`` raises :class:`Interrupted`; later ones are
+    recorded in the yielded list but do not raise, so clean-up (restoring fidelity) is not cut
+    short. Previous handlers come back on exit. Outside the main thread this does nothing.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, _frame) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield received
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
