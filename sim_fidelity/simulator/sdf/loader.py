@@ -38,7 +38,7 @@ _KNOWN = {
     "model": ({"static", "pose", "link", "joint", "model", "include", "frame", "plugin",
                "canonical_link"},
               {"self_collide", "allow_auto_disable", "enable_wind", "gripper"}),
-    "link": ({"pose", "inertial", "collision", "visual", "sensor", "gravity", "kinematic",
+    "link": ({"pose", "inertial", "collision", "visual", "sensor", "gravity", "kinematic", "plugin",
               "self_collide", "velocity_decay"},
              {"enable_wind", "must_be_base_link", "projector", "audio_sink", "audio_source",
               "battery", "light", "particle_emitter", "frame"}),
@@ -827,7 +827,12 @@ class _Builder:
         scale = np.array(_numbers(shape.find("scale"), 3)) if shape.find("scale") is not None else np.ones(3)
         if np.any(scale == 0):
             raise shape.find("scale").error("mesh scale must not be zero")
-        mesh = self.spec.add_mesh(name=gname, file=str(path), scale=scale)
+        verts = _ascii_stl(path, uri_node) if path.suffix.lower() == ".stl" else None
+        if verts is None:
+            mesh = self.spec.add_mesh(name=gname, file=str(path), scale=scale)
+        else:  # MuJoCo reads binary STL only: hand it the vertices of an ASCII one
+            mesh = self.spec.add_mesh(name=gname, scale=scale, uservert=verts.reshape(-1),
+                                      userface=np.arange(len(verts), dtype=np.int32))
         self.created_assets.append(mesh)
         return dict(type=G.mjGEOM_MESH, meshname=gname)
 
@@ -922,6 +927,25 @@ class _Builder:
 
 class _Skip(Exception):
     """A geometry that makes no geom (``<empty/>``)."""
+
+
+def _ascii_stl(path: Path, where: Node) -> np.ndarray | None:
+    """Vertices (3 per facet) of an ASCII STL file, or None for a binary one."""
+    data = path.read_bytes()
+    if not data[:5].lower() == b"solid" or (len(data) >= 84 and
+                                           84 + 50 * int.from_bytes(data[80:84], "little") == len(data)):
+        return None
+    verts = []
+    try:
+        for line in data.decode("ascii", errors="replace").splitlines():
+            parts = line.split()
+            if parts and parts[0] == "vertex":
+                verts.append([float(v) for v in parts[1:4]])
+    except ValueError:
+        raise where.error(f"ASCII STL '{path}' has a malformed vertex") from None
+    if not verts or len(verts) % 3:
+        raise where.error(f"ASCII STL '{path}' has no complete facets")
+    return np.array(verts, dtype=np.float32)
 
 
 def _rotmat(q: np.ndarray) -> np.ndarray:
