@@ -9,7 +9,8 @@
 # hash is unchanged, so a second run is a quick no-op. Logs of long steps go to build/bootstrap/.
 #
 # Environment: SIMFID_VENV (default <repo>/.venv), SIMFID_PYTHON (interpreter to create it with),
-# SIMFID_JOBS (parallel build jobs, default: number of cores).
+# SIMFID_JOBS (parallel build jobs, default: number of cores), SIMFID_REBUILD_INTERFACES=1
+# (rebuild our interface packages even when their stamps are current).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -143,7 +144,7 @@ exports_fixed=0
 for pkg in "${INTERFACES[@]}"; do
   h="$( { echo "$chain"; hash_tree "$ROOT/interfaces/$pkg"; } | hash_text)"
   chain="$h"
-  if stamp_ok "iface-$pkg" "$h" && importable "$pkg"; then
+  if [[ "${SIMFID_REBUILD_INTERFACES:-0}" != 1 ]] && stamp_ok "iface-$pkg" "$h" && importable "$pkg"; then
     say "$pkg: up to date"
     continue
   fi
