@@ -1,0 +1,181 @@
+"""Kernel generation (Algorithm 1), the kernels file and the kernel manager core."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from sim_fidelity.reality_gap import (History, Kernel, KernelRunner, KernelSet, Spec, SpecError,
+                                      generate, load_kernels, save_kernels)
+
+M = np.array([[0.9, -0.2], [0.1, 0.8]])  # the real dynamics after the divergence point
+B = np.array([0.5, 0.3])
+
+
+def spec_2d(**sections) -> Spec:
+    raw = {
+        "state": [{"name": n, "topic": "/odom", "type": "nav_msgs/msg/Odometry",
+                   "field": f"pose.pose.position.{n}"} for n in ("x", "y")],
+        "action": [{"name": "v", "topic": "/cmd", "type": "geometry_msgs/msg/Twist",
+                    "field": "linear.x", "values": [0.0, 1.0]}],
+        "distance": {"eps_c": 0.05}, "rollouts": {"count": 20, "max_steps": 30},
+        "kernels": {"successors": 3, "min_samples": 2},
+        "apply": [{"state": "x", "entity": "robot", "component": "pose.x"},
+                  {"state": "y", "entity": "robot", "component": "pose.yaw"}],
+    }
+    for key, value in sections.items():
+        raw[key] = {**raw.get(key, {}), **value}
+    return Spec.from_dict(raw)
+
+
+def history(*runs: list, action: int = 1) -> History:
+    """Transitions between consecutive states of each run, all with one action."""
+    parts = []
+    for i, run in enumerate(runs):
+        s = np.asarray(run, float)
+        n = len(s) - 1
+        parts.append(History(s[:-1], np.full((n, 1), float(action)), np.full(n, action),
+                             np.zeros(n), s[1:], np.arange(n) * 2.0, np.full(n, i)))
+    return History.concatenate(parts)
+
+
+def planted() -> tuple[History, History]:
+    """Sim and real agree along a chain up to (5, 0); there reality follows s' = M s + B."""
+    chain = [[float(i), 0.0] for i in range(6)]
+    sim = chain + [[float(i), 0.0] for i in range(6, 12)]
+    real = list(chain)
+    x = np.array(chain[-1])
+    for _ in range(6):
+        x = M @ x + B
+        real.append(x.tolist())
+    return history(sim), history(real)
+
+
+def test_planted_divergence_gives_one_kernel_with_the_true_fit():
+    sim, real = planted()
+    result = generate(sim, real, spec_2d(), seed=1)
+    s = result.summary
+    assert (s.common_states, s.rollouts, s.candidates, s.kernels, s.dropped) == (6, 20, 1, 1, 0)
+    assert s.divergences == 20  # every roll-out from the chain reaches the divergence
+    (k,) = result.kernels
+    np.testing.assert_allclose(k.centre, [5.0, 0.0])  # the state before divergence
+    assert k.support == 20 and k.samples == {1: 4}  # merged duplicates, distinct transitions
+    np.testing.assert_allclose(k.fits[1], np.c_[M, B], atol=1e-9)  # known coefficients
+    assert k.divergence == (0.5, 0.5)  # both steps had probability 1: normalised (p_s, p_p)
+
+
+def test_same_dynamics_give_no_kernel():
+    sim, _ = planted()
+    s = generate(sim, sim, spec_2d(), seed=0).summary
+    assert (s.divergences, s.kernels) == (0, 0)
+
+
+def test_candidates_without_enough_data_are_dropped_and_counted():
+    sim, real = planted()
+    s = generate(sim, real, spec_2d(kernels={"min_samples": 5}), seed=1).summary
+    assert (s.candidates, s.kernels, s.dropped) == (1, 0, 1)
+
+
+def test_a_branch_both_models_share_is_not_a_divergence():
+    """Both sides go from (0,0) to A or B with equal odds: states differ, probabilities do not."""
+    a_run, b_run = [[0, 0], [1, 0], [2, 0]], [[0, 0], [0, 1], [0, 2]]
+    both = history(a_run, b_run, a_run, b_run)
+    s = generate(both, both, spec_2d(), seed=4).summary
+    assert s.common_states == 3 and s.divergences == 0
+
+
+def test_probability_threshold_decides():
+    """Reality goes to B 70% of the time where the simulation always goes to A."""
+    a_run, b_run = [[0, 0], [1, 0], [2, 0], [3, 0]], [[0, 0], [0, 1], [0, 2], [0, 3]]
+    sim, real = history(a_run), history(*[a_run] * 3 + [b_run] * 7)
+    low = generate(sim, real, spec_2d(divergence={"probability_threshold": 0.5}), seed=2)
+    high = generate(sim, real, spec_2d(divergence={"probability_threshold": 0.8}), seed=2)
+    assert low.summary.kernels == 1 and high.summary.divergences == 0
+    (k,) = low.kernels
+    np.testing.assert_allclose(k.centre, [0, 0])
+    np.testing.assert_allclose(k.fits[1] @ [0, 1, 1], [0, 2], atol=1e-9)  # (0,1) -> (0,2)
+
+
+def test_generation_is_reproducible_from_the_seed():
+    a_run, b_run = [[0, 0], [1, 0], [2, 0], [3, 0]], [[0, 0], [0, 1], [0, 2], [0, 3]]
+    sim, real = history(a_run), history(*[a_run] * 3 + [b_run] * 7)
+    one, two = (generate(sim, real, spec_2d(), seed=9).summary for _ in range(2))
+    assert one == two
+
+
+def test_kernels_file_round_trip(tmp_path):
+    sim, real = planted()
+    spec = spec_2d()
+    result = generate(sim, real, spec, seed=1)
+    path = save_kernels(tmp_path / "k.yaml", spec, result.kernels, result.summary.to_dict())
+    text = path.read_text()
+    assert text.startswith("format: sim_fidelity/kernels\nversion: 1\n")
+    assert "coefficients:\n    - [0.89" in text  # one flow list per coefficient row
+    loaded = load_kernels(path)
+    assert loaded.spec.hash == spec.hash and loaded.summary == result.summary.to_dict()
+    (k,) = loaded.kernels
+    np.testing.assert_array_equal(k.fits[1], result.kernels[0].fits[1])  # exact floats
+    np.testing.assert_array_equal(k.centre, result.kernels[0].centre)
+    assert (k.sigma, k.support, k.divergence, k.samples) == (
+        spec.sigma, 20, (0.5, 0.5), {1: 4})
+    doc = yaml.safe_load(text)
+    doc["spec"]["distance"]["eps_c"] = 0.5
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(SpecError, match="spec_hash"):
+        load_kernels(path)
+    doc = yaml.safe_load(text)
+    doc["version"] = 99
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(SpecError, match="version 99"):
+        load_kernels(path)
+
+
+def kernel(centre, fits, sigma=0.1) -> Kernel:
+    return Kernel(np.asarray(centre, float), sigma, (0.5, 0.5), 1,
+                  {a: np.asarray(w, float) for a, w in fits.items()}, {a: 2 for a in fits})
+
+
+SHIFT = np.c_[np.eye(2), [2.0, 0.0]]  # s' = s + (2, 0)
+SCALE = np.c_[2 * np.eye(2), [0.0, 0.0]]  # s' = 2 s
+
+
+def test_activation_and_first_active_kernel():
+    spec = spec_2d()  # activation_threshold 0.5: active within c < 0.1 sqrt(2 ln 2) = 0.118
+    ks = KernelSet([kernel([0, 0], {1: SHIFT}), kernel([0.05, 0], {0: SCALE, 1: SCALE}),
+                    kernel([5, 5], {1: SCALE})], spec)
+    np.testing.assert_allclose(ks.activation([0.03, 0.0]),
+                               np.exp(-0.5 * (np.array([0.03, 0.02, 9.97]) / 0.1) ** 2))
+    k, target = ks.lookup(np.array([0.03, 0.0]), 1)  # kernels 0 and 1 active: the first wins
+    assert k == 0 and np.allclose(target, [2.03, 0.0])
+    k, target = ks.lookup(np.array([0.03, 0.0]), 0)  # kernel 0 has no fit for action 0
+    assert k == 1 and np.allclose(target, [0.06, 0.0])
+    assert ks.lookup(np.array([0.12, 0.0]), 1)[0] == 1  # outside kernel 0, inside kernel 1
+    assert ks.lookup(np.array([5.0, 5.1]), 1)[0] == 2
+    assert ks.lookup(np.array([2.5, 2.5]), 1) is None
+
+
+def test_runner_coerces_a_mujoco_simulation(tmp_path):
+    from sim_fidelity.simulator.engine import MujocoEngine
+
+    sdf = """<?xml version="1.0"?>
+<sdf version="1.7"><world name="w"><gravity>0 0 0</gravity>
+  <model name="robot"><pose>1 2 0.5 0 0 0</pose><link name="body">
+    <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia>
+    </inertial>
+    <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+  </link></model></world></sdf>"""
+    engine = MujocoEngine.from_string(sdf)
+    spec = spec_2d()  # apply: x -> robot pose.x, y -> robot pose.yaw
+    path = save_kernels(tmp_path / "k.yaml", spec,
+                        [kernel([1.0, 0.0], {1: [[1, 0, 0.5], [0, 0, 0.3]]})], {})
+    runner = KernelRunner(engine, KernelSet.load(path))
+    assert runner.apply(np.array([3.0, 0.0]), np.array([1.0])) is None  # no kernel there
+    hit = runner.apply(np.array([1.0, 0.0]), np.array([0.9]))  # 0.9 -> action 1 (v = 1)
+    assert hit is not None and hit[0] == 0
+    np.testing.assert_allclose(hit[1], [1.5, 0.3])
+    pose, _ = engine.get_states(["robot"])
+    np.testing.assert_allclose(pose[0, :3], [1.5, 2.0, 0.5], atol=1e-9)  # x moved, y/z kept
+    yaw = np.arctan2(2 * (pose[0, 6] * pose[0, 5]), 1 - 2 * pose[0, 5] ** 2)
+    assert abs(yaw - 0.3) < 1e-9
+    engine.step(10)  # the simulation carries on from the coerced state
+    assert abs(engine.get_states(["robot"])[0][0, 0] - 1.5) < 1e-6
