@@ -517,3 +517,25 @@ def test_missing_file_and_missing_version():
         load_world("/nonexistent/world.sdf")
     with pytest.raises(SdfError, match="version"):
         load_world_string("<sdf><world name='w'/></sdf>")
+
+
+def test_world_scope_frames_and_included_light():
+    w = world("""<include><uri>model://sun</uri></include>
+      <frame name="spot"><pose>5 0 0 0 0 0</pose></frame>
+      <model name="a"><pose relative_to="spot">0 1 0 0 0 0</pose><link name="l"/></model>
+      <model name="b"><pose relative_to="a::l">0 0 2 0 0 0</pose><link name="l"/></model>""",
+              resource_paths=[MODELS])
+    assert set(w.models) == {"a", "b"}  # the light is dropped
+    assert np.allclose(w.models["a"].pose[:3], [5, 1, 0]) and np.allclose(w.models["b"].pose[:3], [5, 1, 2])
+
+
+def test_joint_sensor_record_and_static_copy_of_a_dynamic_model():
+    w = world(f"""<model name="r">{LINK.format(name='a', pose='0 0 1 0 0 0')}{LINK.format(name='b', pose='0 0 2 0 0 0')}
+      <joint name="j" type="revolute"><parent>a</parent><child>b</child><axis><xyz>1 0 0</xyz></axis>
+        <sensor name="ft" type="force_torque"><pose>0 0 0.1 0 0 0</pose><update_rate>50</update_rate></sensor></joint></model>""")
+    s = w.sensors["r::j::ft"]
+    assert s.parent == "r::j" and s.type == "force_torque" and np.allclose(s.pose[:3], [0, 0, 0.1])
+    static_text = w.models["r"].sdf.replace("<model name=\"r\">", "<model name=\"r_static\">\n<static>true</static>", 1)
+    w2 = load_world_string(static_text)
+    m, _ = compiled(w2)
+    assert w2.models["r_static"].static and m.njnt == 0 and m.nbody == 3

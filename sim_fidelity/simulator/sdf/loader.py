@@ -264,12 +264,14 @@ class _Builder:
         for c in node.children:
             if c.tag == "include":
                 c = self._load_include(c, stack)
+                if c is None:  # an included light (e.g. model://sun): cosmetic
+                    continue
             elif c.tag == "model":
                 self.expand_includes(c, stack)
             kids.append(c)
         node.children = kids
 
-    def _load_include(self, inc: Node, stack: tuple[str, ...]) -> Node:
+    def _load_include(self, inc: Node, stack: tuple[str, ...]) -> Node | None:
         uri_node = _required(inc, "uri")
         if inc.get("merge", "false").strip().lower() in ("true", "1"):
             raise inc.error("<include merge=\"true\"> is not supported")
@@ -288,6 +290,8 @@ class _Builder:
         if root.tag != "sdf":
             raise root.error("the root element of an included file must be <sdf>")
         models = root.findall("model")
+        if not models and root.findall("light"):
+            return None
         if len(models) != 1:
             raise root.error(f"an included file must hold exactly one <model>, found {len(models)}")
         model = models[0]
