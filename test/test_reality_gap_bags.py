@@ -162,3 +162,17 @@ def test_too_short_and_missing_bag(tmp_path):
     assert err.value.bag == str(tmp_path / "nothing_here")
     with pytest.raises(BagError, match="no bags"):
         read_histories([], make_spec())
+
+
+def test_undecodable_message_names_bag_topic_and_field(tmp_path):
+    """A message whose bytes do not match its declared type (e.g. another definition)."""
+    store = typestore()
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.SQLITE3) as w:
+        for topic, msgtype in ALL.items():
+            conn = w.add_connection(topic, msgtype, typestore=store)
+            raw = store.serialize_cdr(default_message(msgtype), msgtype)
+            for k in range(3):
+                w.write(conn, k * 2_000_000_000, raw[:6] if topic == "/odom" else raw)
+    with pytest.raises(BagError, match="cannot decode") as err:
+        read_history(tmp_path / "bag", make_spec())
+    assert (err.value.topic, err.value.field) == ("/odom", "pose.pose.position.x")

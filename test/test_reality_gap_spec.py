@@ -72,6 +72,8 @@ def test_bad_state_fields_name_topic_and_field(entry, message, field):
     ({"state": [ODOM_X], "action": [TWIST_V], "apply": [{"state": "x", "entity": "r",
                                                           "component": "pose.w"}]}, "apply"),
     ({"state": [ODOM_X], "action": [TWIST_V], "rewards": {}}, "unknown section"),
+    ({"state": [dict(ODOM_X, weight=0)], "action": [TWIST_V]}, "at least one > 0"),
+    ({"state": [dict(ODOM_X, weight=-1)], "action": [TWIST_V]}, "weights must be >= 0"),
 ])
 def test_bad_specs(raw, message):
     with pytest.raises(SpecError, match=message):

@@ -113,10 +113,16 @@ def _read_topics(path: Path, spec: Spec) -> dict[str, tuple[np.ndarray, dict[Sou
         getters = {s: attrgetter(s.field) for s in sources}
         wanted = [c for found in conns.values() for c in found]
         for conn, stamp, raw in reader.messages(connections=wanted):
-            msg = store.deserialize_cdr(raw, conn.msgtype)
+            try:
+                msg = store.deserialize_cdr(raw, conn.msgtype)
+                extracted = [_scalar(getters[src](msg), src) for src in by_topic[conn.topic]]
+            except Exception as exc:  # a message that does not match its declared type
+                raise BagError(f"cannot decode a {conn.msgtype} message at t={stamp} ns: "
+                               f"{exc}", bag=bag, topic=conn.topic,
+                               field=by_topic[conn.topic][0].field) from exc
             times[conn.topic].append(stamp)
-            for src in by_topic[conn.topic]:
-                values[src].append(_scalar(getters[src](msg), src))
+            for src, value in zip(by_topic[conn.topic], extracted):
+                values[src].append(value)
     finally:
         reader.close()
     out = {}

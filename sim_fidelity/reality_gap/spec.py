@@ -214,7 +214,10 @@ def _parse(raw: Any, where: str) -> Spec:
     if not isinstance(states, list) or not states:
         raise _fail(where, "'state' must be a non-empty list of fields")
     state = tuple(_source(where, e, f"state[{i}]") for i, e in enumerate(states))
-    weights = np.array([_number(where, e, "weight") if "weight" in e else 1.0 for e in states])
+    weights = np.array([_number(where, e, "weight", positive=False) if "weight" in e else 1.0
+                        for e in states])
+    if np.any(weights < 0) or not np.any(weights > 0):
+        raise _fail(where, "state weights must be >= 0 and at least one > 0")
     actions = raw.get("action")
     if not isinstance(actions, list) or not actions:
         raise _fail(where, "'action' must be a non-empty list of fields")

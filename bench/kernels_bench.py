@@ -1,0 +1,131 @@
+"""Reality-gap kernels: generation time and kernel lookup time (prints numbers; not a test).
+
+    .venv/bin/python bench/kernels_bench.py
+
+Histories are synthetic versions of the paper's field test (section V): missions along the
+waypoint course (0,0) -> (5,15) -> (-5,15) -> (0,0), state (x, y, pitch) at 0.5 Hz, actions
+(speed, steering) binned as in ``config/reality_gap/ackermann_ugv.yaml``; in reality a ramp on
+the second leg raises the pitch and halves the speed.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim_fidelity.reality_gap import (History, Kernel, KernelSet, Spec, generate, read_history,
+                                      write_run)
+
+WAYPOINTS = np.array([[0.0, 0.0], [5.0, 15.0], [-5.0, 15.0], [0.0, 0.0]])
+STEPS = 20  # samples per mission
+
+
+def bench_spec(rollouts: int = 100) -> Spec:
+    odom = {"topic": "/odom", "type": "nav_msgs/msg/Odometry"}
+    return Spec.from_dict({
+        "state": [{"name": "x", **odom, "field": "pose.pose.position.x"},
+                  {"name": "y", **odom, "field": "pose.pose.position.y"},
+                  {"name": "pitch", "topic": "/imu", "type": "sensor_msgs/msg/Imu",
+                   "field": "orientation", "convert": "pitch", "weight": 4.0}],
+        "action": [{"name": "speed", "topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped",
+                    "field": "drive.speed", "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
+                   {"name": "steering", "topic": "/cmd",
+                    "type": "ackermann_msgs/msg/AckermannDriveStamped",
+                    "field": "drive.steering_angle", "bins": [-0.6, -0.2, 0.2, 0.6]}],
+        "distance": {"eps_c": 0.5}, "rollouts": {"count": rollouts, "max_steps": 100},
+    })
+
+
+def missions(n_transitions: int, real: bool, rng: np.random.Generator):
+    """(states, actions) of ceil(n / STEPS) missions, arrays (missions, STEPS + 1, .)."""
+    legs = np.diff(WAYPOINTS, axis=0)
+    lengths = np.linalg.norm(legs, axis=1)
+    ends = np.cumsum(lengths)
+    n_missions = -(-n_transitions // STEPS)
+    start = rng.uniform(0, ends[-1], size=(n_missions, 1))
+    speed = 1.0 + rng.uniform(-0.05, 0.05, size=(n_missions, STEPS))
+    arc = start.copy()
+    arcs = [arc[:, 0]]
+    for k in range(STEPS):
+        leg = np.searchsorted(ends, arc[:, 0] % ends[-1], side="right")
+        slow = real & (leg == 1)
+        arc = arc + (2.0 * speed[:, k] * np.where(slow, 0.5, 1.0))[:, None]
+        arcs.append(arc[:, 0])
+    s = np.stack(arcs, axis=1) % ends[-1]
+    leg = np.minimum(np.searchsorted(ends, s, side="right"), 2)
+    along = (s - np.concatenate([[0.0], ends[:-1]])[leg]) / lengths[leg]
+    xy = WAYPOINTS[leg] + along[..., None] * legs[leg]
+    xy += rng.uniform(-0.1, 0.1, size=xy.shape)
+    pitch = np.where(real & (leg == 1) & (np.abs(xy[..., 0]) < 2.0), 0.2, 0.0)
+    states = np.concatenate([xy, pitch[..., None]], axis=-1)
+    heading_change = np.diff(np.arctan2(legs[:, 1], legs[:, 0]), append=0.0)[leg]
+    actions = np.stack([np.where(real & (leg == 1), 0.5, 1.0) * 1.0 + 0.2,
+                        np.clip(heading_change * (along > 0.9), -0.5, 0.5)], axis=-1)
+    return states, actions
+
+
+def history(n: int, real: bool, spec: Spec, seed: int) -> History:
+    states, actions = missions(n, real, np.random.default_rng(seed))
+    m, L = states.shape[:2]
+    s, s2 = states[:, :-1].reshape(-1, 3)[:n], states[:, 1:].reshape(-1, 3)[:n]
+    u = actions[:, :-1].reshape(-1, 2)[:n]
+    t = np.tile(np.arange(L - 1) * 2.0, m)[:n]
+    run = np.repeat(np.arange(m), L - 1)[:n]
+    return History(s, u, spec.discretise(u), np.zeros(n), s2, t, run)
+
+
+def bench_ingest(spec: Spec) -> None:
+    states, actions = missions(1000, True, np.random.default_rng(5))
+    states, actions = states.reshape(-1, 3), actions.reshape(-1, 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        for storage in ("mcap", "sqlite3"):
+            path = Path(tmp) / storage
+            write_run(path, spec, np.arange(len(states)) * 2.0, states, actions, storage=storage)
+            started = time.perf_counter()
+            h = read_history(path, spec)
+            elapsed = time.perf_counter() - started
+            print(f"ingest {len(h):>7} transitions ({storage:<7}, 3 topics)  {elapsed * 1e3:8.1f} ms")
+
+
+def bench_generate(spec: Spec) -> None:
+    print(f"{'transitions/side':>16} {'nodes':>6} {'common':>6} {'diverg':>6} {'kernels':>7} "
+          f"{'dropped':>7} {'seconds':>8}")
+    for n in (1_000, 100_000):
+        sim, real = history(n, False, spec, 1), history(n, True, spec, 2)
+        started = time.perf_counter()
+        result = generate(sim, real, spec, seed=0)
+        elapsed = time.perf_counter() - started
+        s = result.summary
+        print(f"{n:>16,} {s.nodes:>6} {s.common_states:>6} {s.divergences:>6} {s.kernels:>7} "
+              f"{s.dropped:>7} {elapsed:>8.2f}")
+
+
+def bench_lookup(spec: Spec) -> None:
+    rng = np.random.default_rng(0)
+    d, n_actions = len(spec.state), spec.n_actions
+    states = rng.uniform([-6, 0, 0], [6, 16, 0.2], size=(2000, d))
+    actions = rng.integers(n_actions, size=len(states))
+    print(f"{'kernels':>8} {'us/lookup':>10} {'active':>7}")
+    for k in (10, 100, 1000):
+        kernels = [Kernel(c, 0.5, (0.5, 0.5), 1,
+                          {a: rng.normal(size=(d, d + 1)) for a in range(n_actions)},
+                          {a: 4 for a in range(n_actions)})
+                   for c in rng.uniform([-6, 0, 0], [6, 16, 0.2], size=(k, d))]
+        ks = KernelSet(kernels, spec)
+        started = time.perf_counter()
+        hits = sum(ks.lookup(s, int(a)) is not None for s, a in zip(states, actions))
+        elapsed = time.perf_counter() - started
+        print(f"{k:>8} {elapsed / len(states) * 1e6:>10.1f} {hits / len(states):>7.0%}")
+
+
+def main() -> None:
+    spec = bench_spec()
+    bench_ingest(spec)
+    bench_generate(spec)
+    bench_lookup(spec)
+
+
+if __name__ == "__main__":
+    main()
