@@ -1,31 +1,9 @@
 """Small SDF scenes shared by the engine, server and manager tests."""
 from __future__ import annotations
 
+from sim_fidelity.worlds.sdf_text import box_model, ground_plane, world  # noqa: F401 (re-exported)
 
-def box_model(name: str, x: float, y: float, z: float, size: float = 0.4, mass: float = 1.0,
-              static: bool = False) -> str:
-    i = mass * size * size / 6.0
-    return f"""
-    <model name="{name}">
-      <static>{str(static).lower()}</static>
-      <pose>{x} {y} {z} 0 0 0</pose>
-      <link name="body">
-        <inertial><mass>{mass}</mass>
-          <inertia><ixx>{i}</ixx><iyy>{i}</iyy><izz>{i}</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
-        </inertial>
-        <collision name="collision"><geometry><box><size>{size} {size} {size}</size></box></geometry></collision>
-        <visual name="visual"><geometry><box><size>{size} {size} {size}</size></box></geometry></visual>
-      </link>
-    </model>"""
-
-
-GROUND = """
-    <model name="ground">
-      <static>true</static>
-      <link name="link">
-        <collision name="collision"><geometry><plane><normal>0 0 1</normal><size>50 50</size></plane></geometry></collision>
-      </link>
-    </model>"""
+GROUND = ground_plane("ground")
 
 
 def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:
@@ -53,14 +31,3 @@ def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:
         <initial_position>{target}</initial_position>
       </plugin>
     </model>"""
-
-
-def world(*models: str, name: str = "test", step: float = 0.001) -> str:
-    return f"""<?xml version="1.0"?>
-<sdf version="1.9">
-  <world name="{name}">
-    <physics name="1ms" type="ode"><max_step_size>{step}</max_step_size><real_time_factor>1</real_time_factor></physics>
-    <gravity>0 0 -9.81</gravity>
-    {''.join(models)}
-  </world>
-</sdf>"""

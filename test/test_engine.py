@@ -11,7 +11,7 @@ from sim_fidelity.simulator.engine import MujocoEngine
 @pytest.fixture
 def engine():
     return MujocoEngine.from_string(world(
-        GROUND, box_model("resting", 0, 0, 0.2), box_model("floating", 2, 0, 1.0),
+        "test", GROUND, box_model("resting", 0, 0, 0.2), box_model("floating", 2, 0, 1.0),
         box_model("stack_low", -2, 0, 0.2), box_model("stack_high", -2, 0, 0.6),
         box_model("wall", 5, 0, 0.5, static=True), servo_pendulum()))
 
@@ -24,7 +24,7 @@ def test_is_a_simulator_and_lists_entities(engine):
     assert isinstance(engine, Simulator)
     models = engine.entities(EntityKind.MODEL)
     assert {"ground", "resting", "floating", "wall", "arm"} <= set(models)
-    assert "resting::body" in engine.entities(EntityKind.LINK)
+    assert "resting::link" in engine.entities(EntityKind.LINK)
     assert engine.entities(EntityKind.JOINT, pattern="hinge") == ["arm::hinge"]
     assert engine.entity_info("wall").static
     assert engine.entity_info("arm::hinge").type == "revolute"
@@ -36,7 +36,7 @@ def test_get_and_set_states_round_trip(engine):
     pose = np.array([[1.0, 2.0, 3.0, 0, 0, np.sin(0.3), np.cos(0.3)]])
     twist = np.array([[0.5, 0, 0, 0, 0, 1.0]])
     engine.set_states(["floating"], pose, twist)
-    p, t = engine.get_states(["floating", "floating::body"])
+    p, t = engine.get_states(["floating", "floating::link"])
     np.testing.assert_allclose(p[0], pose[0], atol=1e-9)
     np.testing.assert_allclose(t[0], twist[0], atol=1e-9)
     # free flight: after 0.1 s the box moved 5 cm in x and fell g t^2 / 2
@@ -92,7 +92,7 @@ def test_collision_lever_lets_a_body_fall_through(engine):
 
 
 def test_gravity_lever_keeps_velocity_constant(engine):
-    engine.set_lever(["floating::body"], Lever.GRAVITY, False)
+    engine.set_lever(["floating::link"], Lever.GRAVITY, False)
     engine.set_states(["floating"], twists=np.array([[0, 0, 0.1, 0, 0, 0]]))
     engine.step(500)
     _, t = engine.get_states(["floating"])
@@ -142,7 +142,7 @@ def test_spawn_and_delete_keep_the_rest_of_the_state(engine):
     engine.step(200)
     before, _ = engine.get_states(["stack_high", "floating"])
     name = engine.spawn("newbox", "<sdf version='1.9'>" + box_model("ignored", 0, 3, 3) + "</sdf>")
-    assert name == "newbox" and "newbox::body" in engine.entities(EntityKind.LINK)
+    assert name == "newbox" and "newbox::link" in engine.entities(EntityKind.LINK)
     after, _ = engine.get_states(["stack_high", "floating"])
     np.testing.assert_allclose(after, before, atol=1e-9)
     assert not engine.get_lever(["floating"], Lever.DYNAMICS)[0]  # levers survive the recompile

@@ -30,7 +30,7 @@ class RosSimulator:
 
     def __init__(self, *, server: str = "/sim_server", timeout: float = 10.0,
                  world_file: str | None = None, step_size: float | None = None,
-                 node_name: str | None = None):
+                 node_name: str | None = None, domain_id: int | None = None):
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
@@ -38,10 +38,15 @@ class RosSimulator:
         from sim_fidelity_interfaces import srv as ours
         from simulation_interfaces import srv as si
 
-        if not rclpy.ok():
+        self._context = None
+        if domain_id is not None:  # a private context: talk to a simulator in another domain
+            self._context = rclpy.Context()
+            rclpy.init(context=self._context, domain_id=domain_id)
+        elif not rclpy.ok():
             rclpy.init()
         self.timeout = timeout
-        self._node = rclpy.create_node(node_name or f"sim_client_{os.getpid()}_{id(self) % 10000}")
+        self._node = rclpy.create_node(node_name or f"sim_client_{os.getpid()}_{id(self) % 10000}",
+                                       context=self._context)
         names = {"get_entities": si.GetEntities, "get_entity_state": si.GetEntityState,
                  "get_entities_states": si.GetEntitiesStates, "set_entity_state": si.SetEntityState,
                  "get_entity_info": si.GetEntityInfo, "spawn_entity": si.SpawnEntity,
@@ -59,7 +64,7 @@ class RosSimulator:
         self._clock = 0.0
         self._clock_event = threading.Condition()
         self._node.create_subscription(Clock, "/clock", self._on_clock, 10)
-        self._executor = SingleThreadedExecutor()
+        self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self._node)
         self._spinner = threading.Thread(target=self._spin, daemon=True, name="ros_simulator")
         self._spinner.start()
@@ -86,6 +91,8 @@ class RosSimulator:
     def close(self) -> None:
         self._executor.shutdown(timeout_sec=1.0)
         self._node.destroy_node()
+        if self._context is not None:
+            self._context.try_shutdown()
 
     def __enter__(self) -> "RosSimulator":
         return self
@@ -99,10 +106,15 @@ class RosSimulator:
                 f"no simulator answers at /get_entities after {timeout or self.timeout:g} s: "
                 "is sim_server (or Gazebo with ros_gz_sim) running on this ROS_DOMAIN_ID?")
 
+    def request(self, key: str, **fields):
+        """A request message of the service ``key`` with ``fields`` set."""
+        return self._types[key].Request(**fields)
+
     def has_service(self, key: str) -> bool:
         return self._clients[key].service_is_ready()
 
-    def _call(self, key: str, request=None, timeout: float | None = None):
+    def call(self, key: str, request=None, timeout: float | None = None):
+        """Raw call of a service by short name (``get_entities``, ``set_lever``, ...)."""
         return self._wait(key, self._send(key, request), timeout)
 
     def _send(self, key: str, request=None):
@@ -137,15 +149,16 @@ class RosSimulator:
         raise SimulatorError(f"{what}{' ' + repr(entity) if entity else ''} failed (code {code}): {msg}")
 
     # ------------------------------------------------------------------ the scene
-    def _entity_table(self) -> dict[str, EntityInfo]:
-        if self._info is None:
+    def _entity_table(self, fresh: bool = True) -> dict[str, EntityInfo]:
+        """Every entity's info; fetched anew unless ``fresh`` is False and a table is cached."""
+        if fresh or self._info is None:
             if self.has_service("list_entities"):
-                res = self._call("list_entities")
+                res = self.call("list_entities")
                 self._check(res.result, "list_entities")
                 self._info = {n: EntityInfo(n, KINDS[k], p, s, t) for n, k, p, s, t in
                               zip(res.names, res.kinds, res.parents, res.static_flags, res.types)}
             else:  # plain simulation_interfaces: entities with a state; '::' marks a link
-                res = self._call("get_entities")
+                res = self.call("get_entities")
                 self._check(res.result, "get_entities")
                 self._info = {n: EntityInfo(n, EntityKind.LINK if "::" in n else EntityKind.MODEL,
                                             n.rsplit("::", 1)[0] if "::" in n else "")
@@ -159,10 +172,10 @@ class RosSimulator:
                 if (kind is None or i.kind == kind) and (rx is None or rx.search(n))]
 
     def entity_info(self, name: str) -> EntityInfo:
-        try:
-            return self._entity_table()[name]
-        except KeyError:
-            raise UnknownEntityError(name, "not listed by the simulator") from None
+        info = self._entity_table(fresh=False).get(name) or self._entity_table().get(name)
+        if info is None:
+            raise UnknownEntityError(name, "not listed by the simulator")
+        return info
 
     # ------------------------------------------------------------------ state
     def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +185,7 @@ class RosSimulator:
             return np.zeros((0, 7)), np.zeros((0, 6))
         req = self._types["get_entities_states"].Request()
         req.filters.filter = "^(" + "|".join(re.escape(n) for n in set(names)) + ")$"
-        res = self._call("get_entities_states", req)
+        res = self.call("get_entities_states", req)
         self._check(res.result, "get_entities_states")
         index = {n: i for i, n in enumerate(res.entities)}
         missing = [n for n in names if n not in index]
@@ -211,7 +224,7 @@ class RosSimulator:
             raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
         before = self._clock
         limit = max(self.timeout, n * 0.01)
-        res = self._call("step_simulation", self._types["step_simulation"].Request(steps=n), limit)
+        res = self.call("step_simulation", self._types["step_simulation"].Request(steps=n), limit)
         self._check(res.result, "step_simulation")
         with self._clock_event:  # the server publishes /clock before it answers
             self._clock_event.wait_for(lambda: self._clock > before, timeout=1.0)
@@ -223,20 +236,20 @@ class RosSimulator:
     @property
     def step_size(self) -> float:
         if self._step_size is None:
-            info = self._call("get_simulator_features").features.custom_info
+            info = self.call("get_simulator_features").features.custom_info
             m = re.search(r"step_size=([0-9.eE+-]+)", info)
             self._step_size = float(m.group(1)) if m else 0.001
         return self._step_size
 
     def sim_state(self) -> SimState:
-        res = self._call("get_simulation_state")
+        res = self.call("get_simulation_state")
         self._check(res.result, "get_simulation_state")
         return SimState(res.state.state)
 
     def set_sim_state(self, state: SimState) -> None:
         req = self._types["set_simulation_state"].Request()
         req.state.state = int(state)
-        res = self._call("set_simulation_state", req)
+        res = self.call("set_simulation_state", req)
         if res.result.result == type(res).ALREADY_IN_TARGET_STATE:
             return
         self._check(res.result, "set_simulation_state")
@@ -244,7 +257,7 @@ class RosSimulator:
     def reset(self) -> None:
         req = self._types["reset_simulation"].Request()
         req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
-        self._check(self._call("reset_simulation", req).result, "reset_simulation")
+        self._check(self.call("reset_simulation", req).result, "reset_simulation")
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
@@ -255,26 +268,24 @@ class RosSimulator:
             req.initial_pose.pose = pose_msg(np.asarray(pose, float))
         else:
             req.initial_pose.pose.orientation.w = 1.0
-        res = self._call("spawn_entity", req)
+        res = self.call("spawn_entity", req)
         if res.result.result == type(res).INVALID_POSE:
             raise InvalidPoseError(f"spawn '{name}': {res.result.error_message}")
         self._check(res.result, "spawn_entity", name)
-        self._info = None
         return res.entity_name
 
     def delete(self, name: str) -> None:
-        res = self._call("delete_entity", self._types["delete_entity"].Request(entity=name))
+        res = self.call("delete_entity", self._types["delete_entity"].Request(entity=name))
         self._check(res.result, "delete_entity", name)
-        self._info = None
 
     # ------------------------------------------------------------------ fidelity levers
     def features(self) -> Features:
         if self._features is None:
             from simulation_interfaces.msg import SimulatorFeatures as F
-            f = self._call("get_simulator_features").features
+            f = self.call("get_simulator_features").features
             have = set(f.features)
             if self.has_service("get_levers"):
-                res = self._call("get_levers")
+                res = self.call("get_levers")
                 levers, fallback = frozenset(Lever(v) for v in res.supported_levers), False
             else:
                 fallback = {F.SPAWNING, F.DELETING, F.ENTITY_STATE_SETTING} <= have
@@ -299,7 +310,7 @@ class RosSimulator:
             self._fallback_set(names, lever, enabled)
             return
         req = self._types["set_lever"].Request(entities=names, lever=int(lever), enabled=enabled)
-        res = self._call("set_lever", req)
+        res = self.call("set_lever", req)
         if res.result.result == 2:
             raise UnknownEntityError(res.failed_entities[0] if res.failed_entities else names[0],
                                      res.result.error_message)
@@ -312,7 +323,7 @@ class RosSimulator:
         if self.features().static_fallback:
             key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
             return np.array([not self._lowered.get(n, {}).get(key, False) for n in names])
-        res = self._call("get_levers", self._types["get_levers"].Request(entities=names,
+        res = self.call("get_levers", self._types["get_levers"].Request(entities=names,
                                                                          lever=int(lever)))
         self._check(res.result, "get_levers")
         return np.array(res.enabled, bool)

@@ -35,7 +35,7 @@ class SimServer:
     """Owns the engine, the stepping thread and the ROS interfaces of one ``sim_server`` node."""
 
     def __init__(self, node, engine: MujocoEngine, *, real_time_factor: float, paused: bool,
-                 publish_rate: float, odometry: list[str]):
+                 publish_rate: float, odometry: list[str], serve_levers: bool = True):
         from rclpy.callback_groups import ReentrantCallbackGroup
         from rosgraph_msgs.msg import Clock
         from sim_fidelity_interfaces.msg import Performance
@@ -65,10 +65,11 @@ class SimServer:
             "/set_simulation_state": (si.SetSimulationState, self._set_simulation_state),
             "/reset_simulation": (si.ResetSimulation, self._reset_simulation),
             "/get_simulator_features": (si.GetSimulatorFeatures, self._get_simulator_features),
-            "~/set_lever": (SetLever, self._set_lever),
-            "~/get_levers": (GetLevers, self._get_levers),
-            "~/list_entities": (ListEntities, self._list_entities),
         }
+        if serve_levers:
+            services.update({"~/set_lever": (SetLever, self._set_lever),
+                             "~/get_levers": (GetLevers, self._get_levers),
+                             "~/list_entities": (ListEntities, self._list_entities)})
         self._services = [node.create_service(t, name, self._guarded(cb), callback_group=group)
                           for name, (t, cb) in services.items()]
         self._odometry = self._odometry_publishers(odometry)
@@ -543,6 +544,8 @@ PARAMETERS = {  # name: (default, description)
     "publish_rate": (50.0, "rate of the state topics (odometry) in Hz"),
     "odometry": ([""], "regexes of model names whose nav_msgs/Odometry is published"),
     "sleep": (False, "turn on MuJoCo's sleeping islands"),
+    "serve_levers": (True, "serve the fidelity-lever services; false = plain simulation_interfaces, "
+                           "as Gazebo serves it"),
 }
 
 
@@ -570,7 +573,8 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
                                         step_size=values["step_size"] or None)
         server = SimServer(node, engine, real_time_factor=values["real_time_factor"],
                            paused=values["paused"], publish_rate=values["publish_rate"],
-                           odometry=[p for p in values["odometry"] if p])
+                           odometry=[p for p in values["odometry"] if p],
+                           serve_levers=values["serve_levers"])
         node.get_logger().info(
             f"world '{engine.world.name}' from {values['world']}: {len(engine.entities())} entities, "
             f"step {engine.step_size * 1e3:g} ms, rtf {values['real_time_factor']:g}, "
@@ -611,3 +615,8 @@ def register(subparsers) -> None:
         "world": str(Path(a.world).resolve()), "real_time_factor": a.rtf, "paused": a.paused,
         "step_size": a.step_size, "publish_rate": a.publish_rate,
         "odometry": a.odometry or [""], "sleep": a.sleep}))
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main())
