@@ -24,16 +24,16 @@ STEPS = 20  # samples per mission
 
 def bench_spec(rollouts: int = 100) -> Spec:
     odom = {"topic": "/odom", "type": "nav_msgs/msg/Odometry"}
+    drive = {"topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped"}
     return Spec.from_dict({
         "state": [{"name": "x", **odom, "field": "pose.pose.position.x"},
                   {"name": "y", **odom, "field": "pose.pose.position.y"},
                   {"name": "pitch", "topic": "/imu", "type": "sensor_msgs/msg/Imu",
                    "field": "orientation", "convert": "pitch", "weight": 4.0}],
-        "action": [{"name": "speed", "topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped",
-                    "field": "drive.speed", "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
-                   {"name": "steering", "topic": "/cmd",
-                    "type": "ackermann_msgs/msg/AckermannDriveStamped",
-                    "field": "drive.steering_angle", "bins": [-0.6, -0.2, 0.2, 0.6]}],
+        "action": [{"name": "speed", **drive, "field": "drive.speed",
+                    "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
+                   {"name": "steering", **drive, "field": "drive.steering_angle",
+                    "bins": [-0.6, -0.2, 0.2, 0.6]}],
         "distance": {"eps_c": 0.5}, "rollouts": {"count": rollouts, "max_steps": 100},
     })
 
@@ -61,7 +61,7 @@ def missions(n_transitions: int, real: bool, rng: np.random.Generator):
     pitch = np.where(real & (leg == 1) & (np.abs(xy[..., 0]) < 2.0), 0.2, 0.0)
     states = np.concatenate([xy, pitch[..., None]], axis=-1)
     heading_change = np.diff(np.arctan2(legs[:, 1], legs[:, 0]), append=0.0)[leg]
-    actions = np.stack([np.where(real & (leg == 1), 0.5, 1.0) * 1.0 + 0.2,
+    actions = np.stack([np.where(real & (leg == 1), 0.7, 1.2),
                         np.clip(heading_change * (along > 0.9), -0.5, 0.5)], axis=-1)
     return states, actions
 
@@ -86,20 +86,24 @@ def bench_ingest(spec: Spec) -> None:
             started = time.perf_counter()
             h = read_history(path, spec)
             elapsed = time.perf_counter() - started
-            print(f"ingest {len(h):>7} transitions ({storage:<7}, 3 topics)  {elapsed * 1e3:8.1f} ms")
+            print(f"ingest {len(h):>7} transitions ({storage:<7}, 3 topics)  "
+                  f"{elapsed * 1e3:8.1f} ms")
 
 
 def bench_generate(spec: Spec) -> None:
-    print(f"{'transitions/side':>16} {'nodes':>6} {'common':>6} {'diverg':>6} {'kernels':>7} "
-          f"{'dropped':>7} {'seconds':>8}")
-    for n in (1_000, 100_000):
-        sim, real = history(n, False, spec, 1), history(n, True, spec, 2)
-        started = time.perf_counter()
-        result = generate(sim, real, spec, seed=0)
-        elapsed = time.perf_counter() - started
-        s = result.summary
-        print(f"{n:>16,} {s.nodes:>6} {s.common_states:>6} {s.divergences:>6} {s.kernels:>7} "
-              f"{s.dropped:>7} {elapsed:>8.2f}")
+    print(f"{'transitions/side':>16} {'eps_c':>5} {'nodes':>6} {'branch':>6} {'common':>6} "
+          f"{'diverg':>6} {'kernels':>7} {'dropped':>7} {'seconds':>8}")
+    for eps in (0.5, 0.1):
+        tuned = Spec.from_dict({**spec.raw, "distance": {"eps_c": eps},
+                                "kernels": {**spec.raw["kernels"], "sigma": eps}})
+        for n in (1_000, 100_000):
+            sim, real = history(n, False, tuned, 1), history(n, True, tuned, 2)
+            started = time.perf_counter()
+            result = generate(sim, real, tuned, seed=0)
+            elapsed = time.perf_counter() - started
+            s = result.summary
+            print(f"{n:>16,} {eps:>5} {s.nodes:>6} {s.branching_phy:>6.2f} {s.common_states:>6} "
+                  f"{s.divergences:>6} {s.kernels:>7} {s.dropped:>7} {elapsed:>8.2f}")
 
 
 def bench_lookup(spec: Spec) -> None:

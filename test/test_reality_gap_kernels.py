@@ -179,3 +179,18 @@ def test_runner_coerces_a_mujoco_simulation(tmp_path):
     assert abs(yaw - 0.3) < 1e-9
     engine.step(10)  # the simulation carries on from the coerced state
     assert abs(engine.get_states(["robot"])[0][0, 0] - 1.5) < 1e-6
+
+
+def test_pairs_parted_by_a_shared_branch_are_coupled_and_still_find_the_divergence():
+    """A 50/50 wobble both models share comes first; every pair still reaches the real
+    divergence at (5, 0) because the simulated roll-out is coupled to the real one."""
+    up, down = [[0, 0], [1, 0.2], [2, 0]], [[0, 0], [1, -0.2], [2, 0]]
+    sim_tail = [[float(i), 0.0] for i in range(2, 10)]
+    real_tail = [[float(i), 0.0] for i in range(2, 6)] + [[6.0, 1.0], [7.0, 2.0]]
+    sim = history(up, down, up, down, sim_tail)
+    real = history(up, down, up, down, real_tail)
+    spec = spec_2d(rollouts={"count": 40})
+    result = generate(sim, real, spec, seed=5)
+    assert result.summary.divergences == 40  # all start at (0,0)..(4,0) and reach (5,0)
+    (k,) = result.kernels
+    np.testing.assert_allclose(k.centre, [5.0, 0.0])

@@ -102,7 +102,8 @@ def _read_topics(path: Path, spec: Spec) -> dict[str, tuple[np.ndarray, dict[Sou
         for topic, srcs in by_topic.items():
             found = [c for c in reader.connections if c.topic == topic]
             if not found:
-                raise BagError(f"topic missing (bag has {sorted({c.topic for c in reader.connections})})",
+                present = sorted({c.topic for c in reader.connections})
+                raise BagError(f"topic missing (bag has {present})",
                                bag=bag, topic=topic, field=srcs[0].field)
             if found[0].msgtype != srcs[0].type:
                 raise BagError(f"type mismatch: spec says {srcs[0].type}, bag has "

@@ -87,7 +87,8 @@ def run_show(args: argparse.Namespace) -> int:
           f"spec {spec.hash[:19]}")
     for key, value in loaded.summary.items():
         print(f"  {key}: {value}")
-    print(f"{'id':>3}  {'support':>7}  {'p_sim':>5}  {'p_phy':>5}  actions  centre ({', '.join(names)})")
+    print(f"{'id':>3}  {'support':>7}  {'p_sim':>5}  {'p_phy':>5}  actions  "
+          f"centre ({', '.join(names)})")
     for i, k in enumerate(loaded.kernels):
         centre = ", ".join(f"{v:.3g}" for v in k.centre)
         acts = ",".join(str(a) for a in sorted(k.fits))
@@ -128,7 +129,8 @@ def _plot(path: Path, loaded, cols: list[int], labels: list[str], tracks) -> Non
         ax.plot([], [], "r--", label="kernel centres")
         ax.set_xlabel("time in run (s)")
         ax.set_ylabel(labels[0])
-    ax.set_title(f"{len(centres)} kernels" + (" over the recorded tracks" if tracks is not None else ""))
+    over = " over the recorded tracks" if tracks is not None else ""
+    ax.set_title(f"{len(centres)} kernels{over}")
     ax.legend(loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

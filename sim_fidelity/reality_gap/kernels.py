@@ -16,7 +16,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .bags import History
-from .rollouts import Divergence, Rollouts, find_divergences, roll
+from .rollouts import Divergence, Rollouts, paired_rollouts
 from .spec import Spec
 from .transitions import Nodes, TransitionModel, common_states, match_nodes
 
@@ -42,6 +42,8 @@ class Summary:
     edges_sim: int  # distinct (s, a, s') of P_sim
     edges_phy: int
     nodes: int
+    branching_sim: float  # mean distinct successors per node with transitions
+    branching_phy: float
     common_states: int
     rollouts: int
     divergences: int  # divergent roll-out pairs, before merging duplicates
@@ -49,7 +51,7 @@ class Summary:
     kernels: int
     dropped: int  # candidates without enough data to fit any action
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int | float]:
         return asdict(self)
 
 
@@ -61,7 +63,7 @@ class Generation:
 
 
 def fit_affine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least-squares W with y ≈ W [x, 1]; ``x`` ``(n, d)``, ``y`` ``(n, d')`` -> ``(d', d + 1)``."""
+    """Least-squares W with y ≈ W [x, 1]; x ``(n, d)``, y ``(n, d')`` -> W ``(d', d + 1)``."""
     design = np.hstack([x, np.ones((len(x), 1))])
     return np.linalg.lstsq(design, y, rcond=None)[0].T
 
@@ -86,13 +88,13 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     divergences: list[Divergence] = []
     phy_r = None
     if len(starts) and n_rollouts > 0:
-        s0 = starts[rng.integers(len(starts), size=n_rollouts)]
-        sim_r = roll(p_sim, s0, spec.max_steps, rng, bar("sim roll-outs"))
-        phy_r = roll(p_phy, s0, spec.max_steps + spec.successors, rng, bar("real roll-outs"))
-        divergences = find_divergences(sim_r, phy_r, p_sim, p_phy, nodes,
-                                       spec.probability_threshold)
+        s0 = starts[rng.integers(len(starts), size=n_rollouts)]  # s_0 ~ U(S_0)
+        phy_r, divergences = paired_rollouts(p_sim, p_phy, nodes, s0, spec.max_steps,
+                                             spec.successors, spec.probability_threshold, rng,
+                                             bar("paired roll-outs"))
     kernels, candidates = _build(divergences, phy_r, nodes, spec)
-    summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes), len(starts),
+    summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
+                      p_sim.branching(), p_phy.branching(), len(starts),
                       n_rollouts if len(starts) else 0, len(divergences), candidates,
                       len(kernels), candidates - len(kernels))
     return Generation(kernels, summary, nodes)

@@ -1,13 +1,17 @@
 """Paired policy roll-outs (paper eq. 7) and roll-out divergence detection.
 
-Roll-outs run in lock step, vectorised over all roll-outs: at each step every live roll-out
-draws one edge (a, s') from P(s', a | s) of its model; a roll-out ends at a node without
-outgoing transitions. A pair *diverges* at the first step j whose states differ,
-c(s_sim[j], s_phy[j]) > eps_c, if the two models also disagree on how probable the outcomes
-are: with q_M(x) = sum of P_M(s'|s[j-1]) over s' within eps_c of x, the pair diverges when
+The N pairs run in lock step, vectorised over pairs: at each step every live roll-out draws
+one edge (a, s') from P(s', a | s) of its model; a roll-out ends at a node without outgoing
+transitions. While a pair is compared, its states at step j *differ* when
+c(s_sim[j], s_phy[j]) > eps_c. Differing states are a *divergence* if the two models also
+disagree on how probable the outcomes are: with q_M(x) the probability under model M of moving
+from its roll-out's state at j - 1 to within eps_c of x, when
 max(|q_sim(s_phy[j]) - q_phy(s_phy[j])|, |q_sim(s_sim[j]) - q_phy(s_sim[j])|) exceeds the
-probability threshold. Pairs whose states part with equal probabilities (a branch both models
-share) are not compared further.
+probability threshold. Differing states without such a gap are a branch both models share;
+the pair is then coupled: the simulated roll-out continues from the real roll-out's state (if
+the simulation has transitions there), so the comparison goes on along the real trajectory.
+A pair is compared up to its first divergence; the real roll-out runs ``extra`` steps
+further (the kernel fit uses them).
 """
 from __future__ import annotations
 
@@ -34,35 +38,12 @@ class Divergence:
     """A divergence after step ``step - 1`` of roll-out pair ``rollout`` (δ -> δ_s, δ_p)."""
 
     rollout: int
-    step: int  # j: first step whose states differ
+    step: int  # j: the step whose states differ
     node: int  # the real roll-out's node at j - 1: the state before divergence
     action: int  # the real roll-out's action at j - 1
     p_sim: float  # probability of the sim step into δ_s
     p_phy: float  # probability of the real step into δ_p
     gap: float  # the probability difference that made it a divergence
-
-
-def roll(model: TransitionModel, starts: np.ndarray, steps: int, rng: np.random.Generator,
-         progress: Callable[[Iterable], Iterable] | None = None) -> Rollouts:
-    """Roll out ``steps`` steps from each start node, all roll-outs at once."""
-    n = len(starts)
-    nodes = np.full((n, steps + 1), -1, dtype=np.int64)
-    actions = np.full((n, steps), -1, dtype=np.int64)
-    probs = np.zeros((n, steps))
-    nodes[:, 0] = starts
-    P = model.P
-    iterator = range(steps)
-    for t in (progress(iterator) if progress else iterator):
-        live = np.flatnonzero(nodes[:, t] >= 0)
-        if len(live) == 0:
-            break
-        edge = model.sample(nodes[live, t], rng)
-        ok = edge >= 0
-        live, edge = live[ok], edge[ok]
-        nodes[live, t + 1] = model.dst[edge]
-        actions[live, t] = model.act[edge]
-        probs[live, t] = P[edge]
-    return Rollouts(nodes, actions, probs)
 
 
 def _mass_near(model: TransitionModel, nodes: Nodes, source: int, target: int) -> float:
@@ -74,23 +55,51 @@ def _mass_near(model: TransitionModel, nodes: Nodes, source: int, target: int) -
     return float(p[near].sum())
 
 
-def find_divergences(sim_r: Rollouts, phy_r: Rollouts, sim: TransitionModel,
-                     phy: TransitionModel, nodes: Nodes, threshold: float) -> list[Divergence]:
-    """The divergence of each roll-out pair, where there is one."""
-    steps = min(sim_r.nodes.shape[1], phy_r.nodes.shape[1])
-    ns, nph = sim_r.nodes[:, :steps], phy_r.nodes[:, :steps]
-    valid = (ns >= 0) & (nph >= 0)
-    gaps = distance(nodes.centres[np.maximum(ns, 0)], nodes.centres[np.maximum(nph, 0)],
-                    nodes.weights)
-    differ = valid & (gaps > nodes.eps_c)
-    found = []
-    for i in np.flatnonzero(differ.any(axis=1)):
-        j = int(differ[i].argmax())
-        prev_s, prev_p, out_s, out_p = ns[i, j - 1], nph[i, j - 1], ns[i, j], nph[i, j]
-        gap = max(abs(_mass_near(sim, nodes, prev_s, t) - _mass_near(phy, nodes, prev_p, t))
-                  for t in (out_p, out_s))
-        if gap > threshold:
-            found.append(Divergence(int(i), j, int(prev_p), int(phy_r.actions[i, j - 1]),
-                                    float(sim_r.probs[i, j - 1]), float(phy_r.probs[i, j - 1]),
-                                    gap))
-    return found
+def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
+                    starts: np.ndarray, steps: int, extra: int, threshold: float,
+                    rng: np.random.Generator,
+                    progress: Callable[[Iterable], Iterable] | None = None
+                    ) -> tuple[Rollouts, list[Divergence]]:
+    """Roll out one pair from each start node; returns the real roll-outs and the divergences."""
+    n = len(starts)
+    real = Rollouts(np.full((n, steps + extra + 1), -1, dtype=np.int64),
+                    np.full((n, steps + extra), -1, dtype=np.int64), np.zeros((n, steps + extra)))
+    real.nodes[:, 0] = starts
+    current = np.asarray(starts, dtype=np.int64).copy()  # the sim state; -1: not compared
+    has_sim = np.diff(sim.offsets) > 0
+    found: list[Divergence] = []
+    iterator = range(steps + extra)
+    for t in (progress(iterator) if progress else iterator):
+        live = np.flatnonzero(real.nodes[:, t] >= 0)
+        if len(live) == 0:
+            break
+        edge = phy.sample(real.nodes[live, t], rng)
+        live, edge = live[edge >= 0], edge[edge >= 0]
+        real.nodes[live, t + 1], real.actions[live, t] = phy.dst[edge], phy.act[edge]
+        real.probs[live, t] = phy.P[edge]
+        if t >= steps:
+            current[:] = -1
+        pairs = np.flatnonzero(current >= 0)
+        if len(pairs) == 0:
+            continue
+        sim_edge = sim.sample(current[pairs], rng)
+        out_p = real.nodes[pairs, t + 1]
+        ended = (sim_edge < 0) | (out_p < 0)
+        current[pairs[ended]] = -1
+        pairs, sim_edge, out_p = pairs[~ended], sim_edge[~ended], out_p[~ended]
+        out_s = sim.dst[sim_edge]
+        differ = distance(nodes.centres[out_s], nodes.centres[out_p], nodes.weights) > nodes.eps_c
+        current[pairs[~differ]] = out_s[~differ]
+        for i, e, s_out, p_out in zip(pairs[differ], sim_edge[differ], out_s[differ],
+                                      out_p[differ]):
+            prev_s, prev_p = current[i], real.nodes[i, t]
+            gap = max(abs(_mass_near(sim, nodes, prev_s, x) - _mass_near(phy, nodes, prev_p, x))
+                      for x in (p_out, s_out))
+            if gap > threshold:
+                found.append(Divergence(int(i), t + 1, int(prev_p), int(real.actions[i, t]),
+                                        float(sim.P[e]), float(real.probs[i, t]), gap))
+                current[i] = -1
+            else:  # a shared branch: couple the pair on the real roll-out's state
+                current[i] = p_out if has_sim[p_out] else -1
+    found.sort(key=lambda d: d.rollout)
+    return real, found

@@ -1,16 +1,16 @@
 """Shared state nodes and the frequentist transition models P_sim, P_phy (paper eqs. 5-8).
 
-States of both sides are matched into one set of *nodes*: a state joins the nearest node whose
-centre is within ``c(s, centre) < eps_c`` (eq. 8), otherwise it founds a new node (leader
-clustering over the unique states in lexicographic order, so the result does not depend on
-which side or bag came first). A node's centre is then the mean of its members, and every state
-is assigned to its nearest centre. Transitions (s, a, s') become edges (node, action, node).
+States of both sides are matched into one set of *nodes*: a state joins the nearest node
+leader within ``c(s, leader) < eps_c`` (eq. 8), otherwise it founds a new node (leader
+clustering over the unique states in sorted order, so the result does not depend on which side
+or bag came first). Every state then belongs to its nearest leader, and a node's centre is the
+mean of its members. Transitions (s, a, s') become edges (node, action, node).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -50,29 +50,47 @@ class Nodes:
     def __len__(self) -> int:
         return len(self.centres)
 
-    def assign(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Nearest node of each state and the distance c to its centre."""
-        scale = self.weights / self.eps_c
-        idx, dist = _nearest(np.atleast_2d(states) * scale, self.centres * scale)
-        return idx, dist * self.eps_c
+
+def _nearest_in_window(points: np.ndarray, centres: np.ndarray, axis: int,
+                      block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`_nearest` for points and centres both sorted along ``axis``, looking only at
+    centres within 1 along ``axis`` of each block: exact wherever the nearest distance is < 1."""
+    n = len(points)
+    idx, dist = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
+    keys = centres[:, axis]
+    for start in range(0, n, block):
+        chunk = points[start:start + block]
+        lo = np.searchsorted(keys, chunk[0, axis] - 1.0, side="left")
+        hi = np.searchsorted(keys, chunk[-1, axis] + 1.0, side="right")
+        if hi > lo:
+            i, d = _nearest(chunk, centres[lo:hi])
+            idx[start:start + block], dist[start:start + block] = i + lo, d
+    return idx, dist
 
 
 def match_nodes(states: np.ndarray, weights: np.ndarray, eps_c: float,
-                progress: Iterable | None = None) -> tuple[Nodes, np.ndarray]:
+                progress: Callable[[Iterable], Iterable] | None = None
+                ) -> tuple[Nodes, np.ndarray]:
     """Cluster ``states`` ``(n, d)`` into nodes; returns the nodes and each state's node id.
 
+    Works in scaled units u = s w / eps_c, where c < eps_c is an L1 distance < 1. Unique states
+    are visited sorted along the axis of widest spread, so leaders come out sorted too and each
+    block of states is compared only with the leaders within 1 along that axis.
     ``progress`` wraps the block iterator (e.g. ``tqdm``) when given.
     """
-    scale = np.asarray(weights, float) / eps_c  # in scaled units c < eps_c is L1 < 1
+    scale = np.asarray(weights, float) / eps_c
     unique, inverse = np.unique(np.asarray(states, float), axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    points = unique * scale
+    scaled = unique * scale
+    axis = int(np.ptp(scaled, axis=0).argmax())
+    order = np.argsort(scaled[:, axis], kind="stable")
+    points = scaled[order]
     leaders = np.empty((0, points.shape[1]))
     block = 4096
     starts = range(0, len(points), block)
     for start in (progress(starts) if progress else starts):
         chunk = points[start:start + block]
-        _, near = _nearest(chunk, leaders)
+        _, near = _nearest_in_window(chunk, leaders, axis)
         rest = chunk[near >= 1.0]
         fresh = []
         while len(rest):
@@ -80,14 +98,15 @@ def match_nodes(states: np.ndarray, weights: np.ndarray, eps_c: float,
             rest = rest[np.abs(rest - rest[0]).sum(axis=1) >= 1.0]
         if fresh:
             leaders = np.vstack([leaders, fresh])
-    members, _ = _nearest(points, leaders)
+    members_sorted, _ = _nearest_in_window(points, leaders, axis)
+    members = np.empty_like(members_sorted)
+    members[order] = members_sorted
     counts = np.bincount(members, minlength=len(leaders))
-    keep = counts > 0
-    relabel = np.cumsum(keep) - 1
+    relabel = np.cumsum(counts > 0) - 1
     members = relabel[members]
-    sums = np.zeros((int(keep.sum()), points.shape[1]))
+    sums = np.zeros((int((counts > 0).sum()), points.shape[1]))
     np.add.at(sums, members, unique)
-    centres = sums / counts[keep][:, None]
+    centres = sums / counts[counts > 0][:, None]
     return Nodes(centres, np.asarray(weights, float), float(eps_c)), members[inverse]
 
 
@@ -132,6 +151,12 @@ class TransitionModel:
     def states(self) -> np.ndarray:
         """Nodes with at least one outgoing transition: States(P)."""
         return np.flatnonzero(np.diff(self.offsets) > 0)
+
+    def branching(self) -> float:
+        """Mean number of distinct successor nodes of the nodes with transitions."""
+        states = self.states()
+        pairs = np.unique(self.src * self.n_nodes + self.dst)
+        return round(len(pairs) / len(states), 3) if len(states) else 0.0
 
     def successors(self, node: int) -> tuple[np.ndarray, np.ndarray]:
         """SR(s) (eq. 6): reachable nodes and P(s'|s) = sum_a P(s'|s,a)."""
