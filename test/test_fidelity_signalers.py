@@ -79,7 +79,8 @@ def test_lowering_waits_for_two_consecutive_still_steps(sim):
     # boxes 0, 2: still twice -> lowered, to MEDIUM since HIGH box 1 lies outside the robot box
     assert run(sig, 0.0, *slow, cur) == [M, H, M]
     assert run(sig, 0.0, *still, cur)[1] == H  # box 1: its count restarted
-    assert run(sig, 0.0, *still, cur)[1] == L
+    assert run(sig, 0.0, *still, cur)[1] == M  # lowered; MEDIUM while the batch was HIGH
+    assert run(sig, 0.0, *still, [M, M, M]) == [L, L, L]
     spin = states(0.0, [1.5, 2.0, 3.0])
     spin[1][1:, 5] = 0.1  # 0.1 rad/s about z, above the 0.05 rad/s threshold
     fresh = make(sim, PACKET)
@@ -89,8 +90,10 @@ def test_lowering_waits_for_two_consecutive_still_steps(sim):
 
 def test_still_packet_inside_the_box_stays_high(sim):
     sig = make(sim, PACKET)
-    for expect in ([H, H, H], [H, H, L], [H, H, L]):  # box 2 outside: lowered after 2 steps
-        assert run(sig, 0.0, *states(0.0, [0.3, 0.9, 3.0]), [H, H, H]) == expect
+    cur = [H, H, H]
+    for expect in ([H, H, H], [H, H, M], [H, H, L], [H, H, L]):  # box 2: lowered after 2 steps,
+        cur = run(sig, 0.0, *states(0.0, [0.3, 0.9, 3.0]), cur)   # MEDIUM for the tick it was HIGH
+        assert cur == expect
 
 
 def test_medium_goes_low_only_when_all_high_packets_are_inside(sim):
@@ -108,10 +111,11 @@ def test_periodic_refresh_sets_all_high_for_the_settle_period(sim):
     sig = make(sim, {**PACKET, "refresh_interval": 1.0, "settle_period": 0.1})
     far = states(0.0, [2.0, 2.5, 3.0])
     assert run(sig, 0.5, *far, [H, H, H]) == [H, H, H]
-    assert run(sig, 0.6, *far, [H, H, H]) == [L, L, L]
+    assert run(sig, 0.6, *far, [H, H, H]) == [M, M, M]
+    assert run(sig, 0.7, *far, [M, M, M]) == [L, L, L]
     assert run(sig, 1.0, *far, [L, L, L]) == [H, H, H]  # refresh starts
     assert run(sig, 1.09, *far, [H, H, H]) == [H, H, H]  # still settling
-    assert run(sig, 1.1, *far, [H, H, H]) == [L, L, L]  # settled and still: lowered again
+    assert run(sig, 1.1, *far, [H, H, H]) == [M, M, M]  # settled and still: lowered again
     assert run(sig, 2.05, *far, [L, L, L]) == [H, H, H]  # next period, even if a tick lands late
 
 

@@ -9,7 +9,10 @@ floating just above the ground at ``x = -1`` that tests and benchmarks move with
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 BOX = 0.2  # edge length [m]
 BOX_MASS = 1.0  # [kg]
@@ -60,6 +63,40 @@ def stack_sdf(nx: int = 5, ny: int = 5, nz: int = 2, x0: float = 1.0) -> str:
   </world>
 </sdf>
 """
+
+
+@dataclass(frozen=True)
+class RobotPath:
+    """Straight out-and-back path of the robot along x at ``y``: approach, dwell, retreat, rest."""
+
+    start: float = 0.2  # x [m]
+    turn: float = 0.83  # x [m] where it turns back (robot face at turn + ROBOT / 2)
+    speed: float = 0.3  # [m/s]
+    dwell: float = 0.2  # [s] at the turning point
+    y: float = 0.0
+    z: float = ROBOT_Z
+
+    @property
+    def duration(self) -> float:
+        """Time [s] until the robot is back at ``start``."""
+        return 2 * abs(self.turn - self.start) / self.speed + self.dwell
+
+    def at(self, t: float) -> tuple[float, float]:
+        """Position x and velocity vx of the robot at time ``t``."""
+        leg = abs(self.turn - self.start) / self.speed
+        sign = np.sign(self.turn - self.start)
+        if t < leg:
+            return self.start + sign * self.speed * t, sign * self.speed
+        if t < leg + self.dwell:
+            return self.turn, 0.0
+        back = min(t - leg - self.dwell, leg)
+        return self.turn - sign * self.speed * back, (-sign * self.speed if back < leg else 0.0)
+
+    def drive(self, sim) -> None:
+        """Put the robot where the path says at the simulator's time, with the path's velocity."""
+        x, vx = self.at(sim.time)
+        sim.set_states(["robot"], np.array([[x, self.y, self.z, 0, 0, 0, 1.0]]),
+                       np.array([[vx, 0, 0, 0, 0, 0]]))
 
 
 def main(argv: list[str] | None = None) -> None:

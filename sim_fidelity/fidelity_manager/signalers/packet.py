@@ -8,7 +8,9 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    (not dynamic, still colliding). Packets already below HIGH and outside stay below HIGH.
 3. When every HIGH packet lies entirely inside the box (so nothing dynamic inside can touch anything
    outside), all MEDIUM packets go LOW (not dynamic, not colliding); otherwise below-HIGH packets
-   are MEDIUM, so a HIGH packet reaching out of the box still meets its neighbours.
+   are MEDIUM, so a HIGH packet reaching out of the box still meets its neighbours. "HIGH" counts
+   packets that are HIGH now (including ones held HIGH by the user, or lowered in this very tick)
+   as well as those going HIGH: a batch being lowered passes through MEDIUM for one tick.
 4. Every ``refresh_interval`` seconds of sim time all packets go HIGH for ``settle_period``
    seconds, so no physically unstable structure persists (0 disables).
 
@@ -90,7 +92,8 @@ class PacketSignaler(Signaler):
                  & (sq[:, 3:].sum(axis=1) < p["angular_threshold"] ** 2))
         self.still = np.where(still & ~touching, self.still + 1, 0)
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
-        levels = np.where(high, HIGH, LOW if inside[high].all() else MEDIUM).astype(LEVEL_DTYPE)
+        dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
+        levels = np.where(high, HIGH, LOW if inside[dynamic].all() else MEDIUM).astype(LEVEL_DTYPE)
         if t >= self.next_refresh:
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
