@@ -56,11 +56,12 @@ class RosSimulator:
                  "reset_simulation": si.ResetSimulation,
                  "get_simulator_features": si.GetSimulatorFeatures}
         self._clients = {k: self._node.create_client(t, "/" + k) for k, t in names.items()}
-        for k, t in {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
-                     "list_entities": ours.ListEntities}.items():
+        extensions = {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
+                      "list_entities": ours.ListEntities, "get_states": ours.GetStates,
+                      "set_states": ours.SetStates}
+        for k, t in extensions.items():
             self._clients[k] = self._node.create_client(t, f"{server}/{k}")
-        self._types = {**names, "set_lever": ours.SetLever, "get_levers": ours.GetLevers,
-                       "list_entities": ours.ListEntities}
+        self._types = {**names, **extensions}
         self._clock = 0.0
         self._clock_event = threading.Condition()
         self._node.create_subscription(Clock, "/clock", self._on_clock, 10)
@@ -139,7 +140,8 @@ class RosSimulator:
         if code == Result.RESULT_OK:
             return
         if code == Result.RESULT_NOT_FOUND:
-            raise UnknownEntityError(entity or msg, f"{what}: {msg}")
+            named = re.search(r"'([^']+)'", msg)
+            raise UnknownEntityError(entity or (named.group(1) if named else "?"), f"{what}: {msg}")
         if code == Result.RESULT_FEATURE_UNSUPPORTED:
             raise InvalidOperationError(f"{what}: unsupported by the simulator: {msg}")
         if code == Result.RESULT_INCORRECT_STATE:
@@ -183,6 +185,10 @@ class RosSimulator:
         names = list(names)
         if not names:
             return np.zeros((0, 7)), np.zeros((0, 6))
+        if self.has_service("get_states"):  # flat arrays: far cheaper than one message per entity
+            res = self.call("get_states", self.request("get_states", entities=names))
+            self._check(res.result, "get_states", names[0] if len(names) == 1 else "")
+            return (np.asarray(res.poses).reshape(-1, 7), np.asarray(res.twists).reshape(-1, 6))
         req = self._types["get_entities_states"].Request()
         req.filters.filter = "^(" + "|".join(re.escape(n) for n in set(names)) + ")$"
         res = self.call("get_entities_states", req)
@@ -200,6 +206,17 @@ class RosSimulator:
         from .ros_convert import pose_msg, twist_msg
         names = list(names)
         if not names or (poses is None and twists is None):
+            return
+        if self.has_service("set_states"):
+            req = self.request("set_states", entities=names)
+            if poses is not None:
+                req.poses = np.asarray(poses, float).ravel()
+            if twists is not None:
+                req.twists = np.asarray(twists, float).ravel()
+            res = self.call("set_states", req)
+            if res.result.result == type(res).INVALID_POSE:
+                raise InvalidPoseError(f"set_states: {res.result.error_message}")
+            self._check(res.result, "set_states", names[0] if len(names) == 1 else "")
             return
         if poses is None or twists is None:  # the Kilted service sets both: keep the other
             cur_p, cur_t = self.get_states(names)

@@ -39,7 +39,8 @@ class SimServer:
         from rclpy.callback_groups import ReentrantCallbackGroup
         from rosgraph_msgs.msg import Clock
         from sim_fidelity_interfaces.msg import Performance
-        from sim_fidelity_interfaces.srv import GetLevers, ListEntities, SetLever
+        from sim_fidelity_interfaces.srv import (GetLevers, GetStates, ListEntities, SetLever,
+                                                 SetStates)
         from simulation_interfaces import srv as si
 
         self.node, self.engine = node, engine
@@ -69,7 +70,9 @@ class SimServer:
         if serve_levers:
             services.update({"~/set_lever": (SetLever, self._set_lever),
                              "~/get_levers": (GetLevers, self._get_levers),
-                             "~/list_entities": (ListEntities, self._list_entities)})
+                             "~/list_entities": (ListEntities, self._list_entities),
+                             "~/get_states": (GetStates, self._get_states),
+                             "~/set_states": (SetStates, self._set_states)})
         self._services = [node.create_service(t, name, self._guarded(cb), callback_group=group)
                           for name, (t, cb) in services.items()]
         self._odometry = self._odometry_publishers(odometry)
@@ -509,6 +512,44 @@ class SimServer:
                 res.result = _result(Result.RESULT_FEATURE_UNSUPPORTED, str(e))
                 return res
         res.result = _result(Result.RESULT_OK)
+        return res
+
+    def _get_states(self, req, res):
+        from simulation_interfaces.msg import Result
+        try:
+            pose, twist = self.engine.get_states(list(req.entities))
+        except UnknownEntityError as e:
+            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
+            return res
+        except InvalidOperationError as e:
+            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
+            return res
+        res.sim_time = self.engine.time
+        res.poses, res.twists = pose.ravel(), twist.ravel()
+        res.result = _result(Result.RESULT_OK)
+        return res
+
+    def _set_states(self, req, res):
+        from simulation_interfaces.msg import Result
+        names = list(req.entities)
+        n = len(names)
+        pose = np.asarray(req.poses, float) if len(req.poses) else None
+        twist = np.asarray(req.twists, float) if len(req.twists) else None
+        if (pose is not None and pose.size != 7 * n) or (twist is not None and twist.size != 6 * n):
+            res.result = _result(type(res).INVALID_POSE, f"{n} entities need {7 * n} pose and "
+                                 f"{6 * n} twist values, got {len(req.poses)} and {len(req.twists)}")
+            return res
+        try:
+            self.engine.set_states(names, pose, twist)
+        except UnknownEntityError as e:
+            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
+        except InvalidPoseError as e:
+            res.result = _result(type(res).INVALID_POSE, str(e))
+        except InvalidOperationError as e:
+            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
+        else:
+            self._wake.set()
+            res.result = _result(Result.RESULT_OK)
         return res
 
     def _list_entities(self, req, res):
