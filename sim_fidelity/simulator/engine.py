@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time as _time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -19,6 +20,17 @@ from .sdf import add_models, load_world, load_world_string
 from .sdf.records import FREE_JOINT_SUFFIX, LoadedWorld
 
 GRAVCOMP_ANCHOR = "__sim_fidelity__::gravcomp_anchor"
+
+
+@dataclass(frozen=True)
+class _Refs:
+    """Where the states of a list of entities live: reference bodies and entity-frame offsets."""
+
+    bids: np.ndarray
+    offsets: np.ndarray  # (n, 7) entity frame in the reference body frame
+    qadr: np.ndarray  # qpos address of the body's free joint, -1 if it has none
+    dadr: np.ndarray  # qvel address of the same
+    offset: bool  # any offset differs from identity
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
 
@@ -137,6 +149,9 @@ class MujocoEngine:
                 j = m.joint(name + FREE_JOINT_SUFFIX)
                 self._free_qpos[name] = m.jnt_qposadr[j.id]
                 self._free_dof[name] = m.jnt_dofadr[j.id]
+        self._body_free_qpos = {self._body_id[n]: a for n, a in self._free_qpos.items()}
+        self._body_free_dof = {self._body_id[n]: a for n, a in self._free_dof.items()}
+        self._refs_cache: dict[tuple, _Refs] = {}
         self._stale = False
 
     def _first_link(self, model: str) -> str | None:
@@ -185,31 +200,58 @@ class MujocoEngine:
         d = self.data
         return np.concatenate([d.xpos[bids], poses.wxyz_to_xyzw(d.xquat[bids])], axis=1)
 
-    def _refs(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            bids = np.fromiter((self._ref_body[n] for n in names), int, len(names))
-        except KeyError as e:
-            name = e.args[0]
-            if name in self._info:
-                raise InvalidOperationError(f"'{name}' is a {self._info[name].kind.value}: "
-                                            "only models and links have a state") from None
-            raise UnknownEntityError(name, f"world '{self.world.name}'") from None
-        offsets = np.array([self._ref_offset[n] for n in names]).reshape(len(names), 7)
-        return bids, offsets
+    def _refs(self, names: Sequence[str]) -> "_Refs":
+        """Index arrays addressing the states of ``names`` (cached for a repeated list)."""
+        key = tuple(names)
+        refs = self._refs_cache.get(key)
+        if refs is None:
+            try:
+                bids = np.fromiter((self._ref_body[n] for n in names), int, len(names))
+            except KeyError as e:
+                name = e.args[0]
+                if name in self._info:
+                    raise InvalidOperationError(f"'{name}' is a {self._info[name].kind.value}: "
+                                                "only models and links have a state") from None
+                raise UnknownEntityError(name, f"world '{self.world.name}'") from None
+            offsets = np.array([self._ref_offset[n] for n in names]).reshape(len(names), 7)
+            qadr = np.array([self._body_free_qpos.get(b, -1) for b in bids], int)
+            dadr = np.array([self._body_free_dof.get(b, -1) for b in bids], int)
+            refs = _Refs(bids, offsets, qadr, dadr,
+                         not np.allclose(offsets, poses.IDENTITY, atol=0.0))
+            if len(self._refs_cache) > 64:
+                self._refs_cache.clear()
+            self._refs_cache[key] = refs
+        return refs
 
     def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Poses and twists; free bodies are read straight from qpos/qvel, others via kinematics."""
         names = list(names)
         if not names:
             return np.zeros((0, 7)), np.zeros((0, 6))
-        self._refresh()
         d, m = self.data, self.model
-        bids, offsets = self._refs(names)
-        x_wb = self._body_pose(bids)
-        pose = poses.compose(x_wb, offsets)
-        w = d.cvel[bids, :3]
-        com = d.subtree_com[m.body_rootid[bids]]
-        v_body = d.cvel[bids, 3:] + np.cross(w, d.xpos[bids] - com)
-        v = v_body + np.cross(w, pose[:, :3] - d.xpos[bids])
+        r = self._refs(names)
+        x_wb = np.empty((len(names), 7))
+        v = np.empty((len(names), 3))
+        w = np.empty((len(names), 3))
+        free = r.qadr >= 0
+        if free.any():  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
+            qa, da = r.qadr[free], r.dadr[free]
+            x_wb[free, :3] = d.qpos[qa[:, None] + np.arange(3)]
+            quat = poses.wxyz_to_xyzw(d.qpos[qa[:, None] + np.arange(3, 7)])
+            x_wb[free, 3:] = quat
+            v[free] = d.qvel[da[:, None] + np.arange(3)]
+            w[free] = poses.quat_rotate(quat, d.qvel[da[:, None] + np.arange(3, 6)])
+        if not free.all():
+            self._refresh()
+            b = r.bids[~free]
+            x_wb[~free] = self._body_pose(b)
+            w[~free] = d.cvel[b, :3]
+            com = d.subtree_com[m.body_rootid[b]]
+            v[~free] = d.cvel[b, 3:] + np.cross(w[~free], d.xpos[b] - com)
+        if not r.offset:
+            return x_wb, np.concatenate([v, w], axis=1)
+        pose = poses.compose(x_wb, r.offsets)
+        v = v + np.cross(w, pose[:, :3] - x_wb[:, :3])
         return pose, np.concatenate([v, w], axis=1)
 
     def set_states(self, names: Sequence[str], poses_: np.ndarray | None = None,
@@ -231,7 +273,6 @@ class MujocoEngine:
             if not np.all(np.isfinite(twists)):
                 raise InvalidPoseError(f"twist is not finite for {names}")
         self._refresh()
-        bids, offsets = self._refs(names)
         current, current_twist = self.get_states(names)
         target = poses_ if poses_ is not None else current
         target_twist = twists if twists is not None else current_twist
