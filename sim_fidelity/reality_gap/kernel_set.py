@@ -8,6 +8,7 @@ action a only if it has a fit for a (f_k is the superposition of its per-action 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from ..simulator.poses import quat_to_rpy, rpy_to_quat
 from ..simulator.protocol import Simulator
 from .kernel_file import load_kernels
 from .kernels import Kernel
-from .spec import POSE_COMPONENTS, TWIST_COMPONENTS, Spec
+from .spec import POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
+
+if TYPE_CHECKING:
+    from ..simulator.sensor_values import SensorValueSetter
 
 
 class KernelSet:
@@ -58,12 +62,29 @@ class KernelSet:
 
 
 class KernelRunner:
-    """Applies kernels to a :class:`Simulator` through the spec's ``apply:`` mapping."""
+    """Applies kernels to a :class:`Simulator` through the spec's ``apply:`` mapping.
 
-    def __init__(self, simulator: Simulator, kernels: KernelSet):
+    f_k(s, a) is the state one sampling period after (s, a). Called right after the simulation
+    has advanced one period from (s, a), ``apply(s, a)`` replaces the state the simulation
+    produced by the one the kernel predicts (the paper: the simulation "returns f_k(s, a)").
+    ``value`` targets are written to settable sensors through ``sensors`` (default: the
+    simulator, e.g. ``RosSimulator``; in process: a ``SensorValues`` table); the overrides hold
+    while kernels fire and are released at the first call on which none is active.
+    """
+
+    def __init__(self, simulator: Simulator, kernels: KernelSet,
+                 sensors: SensorValueSetter | None = None):
         self.sim = simulator
         self.kernels = kernels
-        targets = kernels.spec.apply
+        values = [t for t in kernels.spec.apply if t.component == SENSOR_VALUE]
+        self.sensor_names = [t.entity for t in values]
+        self._value_index = np.array([t.index for t in values], dtype=int)
+        self.sensors = sensors if sensors is not None or not values else simulator
+        if values and not hasattr(self.sensors, "set_sensor_values"):
+            raise TypeError(f"the spec sets sensor values {self.sensor_names}: give a sensors= "
+                            "table (the simulator has no set_sensor_values)")
+        self._overriding = False
+        targets = [t for t in kernels.spec.apply if t.component != SENSOR_VALUE]
         self.entities = list(dict.fromkeys(t.entity for t in targets))
         ent = np.array([self.entities.index(t.entity) for t in targets], dtype=int)
         part = np.array([t.component.split(".")[0] for t in targets])
@@ -86,9 +107,18 @@ class KernelRunner:
         or None when no kernel is active.
         """
         hit = self.kernels.lookup(state, int(self.kernels.spec.discretise(action)))
-        if hit is None or not self.entities:
-            return hit
+        if hit is None:
+            if self._overriding:
+                self.sensors.set_sensor_values(self.sensor_names,
+                                               np.full(len(self.sensor_names), np.nan))
+                self._overriding = False
+            return None
         target = hit[1]
+        if self.sensor_names:
+            self.sensors.set_sensor_values(self.sensor_names, target[self._value_index])
+            self._overriding = True
+        if not self.entities:
+            return hit
         poses, twists = self.sim.get_states(self.entities)
         poses, twists = np.array(poses, float), np.array(twists, float)
         ent, col, idx = self._pos

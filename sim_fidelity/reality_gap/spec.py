@@ -20,8 +20,9 @@ CONVERSIONS = ("roll", "pitch", "yaw")
 REWARD_MODES = ("sum", "hold")
 POSE_COMPONENTS = ("x", "y", "z", "roll", "pitch", "yaw")
 TWIST_COMPONENTS = ("vx", "vy", "vz", "wx", "wy", "wz")
+SENSOR_VALUE = "value"  # the entity is a settable sensor (simulator/sensor_values.py)
 APPLY_COMPONENTS = tuple(f"pose.{c}" for c in POSE_COMPONENTS) + tuple(
-    f"twist.{c}" for c in TWIST_COMPONENTS)
+    f"twist.{c}" for c in TWIST_COMPONENTS) + (SENSOR_VALUE,)
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "sampling": {"rate_hz": 0.5, "interpolation": "hold"},
@@ -50,7 +51,7 @@ class ApplyTarget:
 
     index: int
     entity: str
-    component: str  # one of APPLY_COMPONENTS
+    component: str  # one of APPLY_COMPONENTS; "value": the entity is a settable sensor
 
 
 @dataclass(frozen=True)

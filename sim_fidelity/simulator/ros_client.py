@@ -58,7 +58,7 @@ class RosSimulator:
         self._clients = {k: self._node.create_client(t, "/" + k) for k, t in names.items()}
         extensions = {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
                       "list_entities": ours.ListEntities, "get_states": ours.GetStates,
-                      "set_states": ours.SetStates}
+                      "set_states": ours.SetStates, "set_sensor_values": ours.SetSensorValues}
         for k, t in extensions.items():
             self._clients[k] = self._node.create_client(t, f"{server}/{k}")
         self._types = {**names, **extensions}
@@ -232,6 +232,16 @@ class RosSimulator:
             futures.append((n, self._send("set_entity_state", req)))
         for n, f in futures:  # all in flight at once, then collect
             self._check(self._wait("set_entity_state", f).result, "set_entity_state", n)
+
+    def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Override world-declared sensor values (``sensor_values.py``); NaN releases one."""
+        client = self._clients["set_sensor_values"]
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
+            raise InvalidOperationError(f"{client.srv_name} is not served: the simulator has no "
+                                        "settable sensor values (Gazebo has none)")
+        req = self.request("set_sensor_values", names=list(names),
+                           values=[float(v) for v in values])
+        self._check(self.call("set_sensor_values", req).result, "set_sensor_values")
 
     # ------------------------------------------------------------------ time
     def step(self, n: int = 1) -> None:

@@ -2,8 +2,9 @@
 
 Serves the same service names and types as Gazebo's ``ros_gz_sim`` server, so a client cannot tell
 the two apart, plus our fidelity levers (``~/set_lever``, ``~/get_levers``, ``~/list_entities``).
-Publishes ``/clock``, ``~/performance`` and, for the models named in ``odometry``,
-``/model/<name>/odometry``.
+Publishes ``/clock``, ``~/performance``, for the models named in ``odometry``,
+``/model/<name>/odometry``, and the world's settable sensor values (``sensor_values.py``) on
+their topics, overridden through ``~/set_sensor_values``.
 """
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ class SimServer:
         self._services = [node.create_service(t, name, self._guarded(cb), callback_group=group)
                           for name, (t, cb) in services.items()]
         self._odometry = self._odometry_publishers(odometry)
+        from .sensor_values import SensorValues, SensorValueServer
+        self.sensor_values = SensorValueServer(node, SensorValues(engine), self.lock, publish_rate,
+                                               group)
         self._perf = {"wall": time.perf_counter(), "sim": engine.time, "steps": 0, "busy": 0.0}
         self._perf_timer = node.create_timer(1.0, self._publish_performance)
         if publish_rate > 0 and self._odometry:
@@ -582,7 +586,7 @@ PARAMETERS = {  # name: (default, description)
     "real_time_factor": (1.0, "target real-time factor; 0 runs as fast as possible"),
     "paused": (False, "start paused (step with /step_simulation or play with /set_simulation_state)"),
     "step_size": (0.0, "physics step in seconds; 0 keeps the world's max_step_size"),
-    "publish_rate": (50.0, "rate of the state topics (odometry) in Hz"),
+    "publish_rate": (50.0, "rate of the state topics (odometry, sensor values) in Hz"),
     "odometry": ([""], "regexes of model names whose nav_msgs/Odometry is published"),
     "sleep": (False, "turn on MuJoCo's sleeping islands"),
     "serve_levers": (True, "serve the fidelity-lever services; false = plain simulation_interfaces, "

@@ -1,0 +1,198 @@
+"""Settable scalar sensor values: sensors a world declares, the simulation computes, and a
+manager (the reality-gap kernel manager) may override.
+
+A world declares one as a ``custom`` sensor on a link with a ``<sim_fidelity:value>`` element::
+
+    <sensor name="terrain" type="custom">
+      <topic>/robot/terrain</topic>
+      <sim_fidelity:value type="bool" default="0">
+        <region value="1">2 -1 -1 3 1 1</region>   <!-- min xyz, max xyz in the world frame -->
+      </sim_fidelity:value>
+    </sensor>
+
+The computed value is the ``value`` of the first region that holds the sensor's origin (its link
+pose composed with the sensor ``<pose>``), else ``default``; without regions it is a constant.
+``type`` is ``bool`` (published as ``std_msgs/Bool``) or ``double`` (``std_msgs/Float64``).
+An override holds until it is replaced or released (NaN): the value in force is the override
+where there is one, the computed value elsewhere. Gazebo ignores a ``custom`` sensor it has no
+plugin for, so the same world still loads there.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from . import poses
+from .errors import SdfError, UnknownEntityError
+from .sdf.records import LoadedWorld
+from .sdf.xmltree import parse
+
+ELEMENT = "sim_fidelity:value"
+KINDS = ("bool", "double")
+
+
+class SensorValueSetter(Protocol):
+    """Anything that overrides sensor values: :class:`SensorValues`, ``RosSimulator``."""
+
+    def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Override each named sensor's value; NaN releases the override."""
+
+
+@dataclass(frozen=True)
+class ValueSensor:
+    """One declared scalar sensor."""
+
+    name: str  # scoped: model::link::sensor
+    link: str  # scoped link the sensor is on
+    pose: np.ndarray  # (7,) sensor frame in the link frame, xyzw
+    topic: str
+    kind: str  # bool | double
+    default: float
+    lo: np.ndarray  # (k, 3) region minimum corners, world frame
+    hi: np.ndarray  # (k, 3) region maximum corners
+    inside: np.ndarray  # (k,) value inside each region
+
+
+def value_sensors(world: LoadedWorld) -> list[ValueSensor]:
+    """The value sensors a loaded world declares; a malformed declaration raises SdfError."""
+    found = []
+    for name, rec in world.sensors.items():
+        if rec.type != "custom" or ELEMENT not in rec.xml:
+            continue
+        decl = parse(rec.xml, world.source).find(ELEMENT)
+        if decl is None:
+            continue
+
+        def fail(msg: str) -> SdfError:
+            return SdfError(f"sensor '{name}': {msg}", file=world.source, element=ELEMENT)
+
+        kind = decl.get("type", "double")
+        if kind not in KINDS:
+            raise fail(f"type must be one of {KINDS}, got '{kind}'")
+        try:
+            default = float(decl.get("default", "0"))
+            regions = [(np.array(r.text.split(), float), float(r.get("value", "1")))
+                       for r in decl.findall("region")]
+        except ValueError as e:
+            raise fail(f"not a number: {e}") from None
+        bad = [i for i, (box, _) in enumerate(regions)
+               if box.shape != (6,) or np.any(box[:3] > box[3:])]
+        if bad:
+            raise fail(f"region {bad[0]} must be 'xmin ymin zmin xmax ymax zmax' with min <= max")
+        if any(c.tag not in ("region",) for c in decl.children):
+            raise fail("only <region> elements are allowed")
+        boxes = np.array([b for b, _ in regions], float).reshape(-1, 6)
+        found.append(ValueSensor(name, rec.parent, np.asarray(rec.pose, float),
+                                 rec.topic or "/" + name.replace("::", "/"), kind, default,
+                                 boxes[:, :3], boxes[:, 3:],
+                                 np.array([v for _, v in regions], float)))
+    return found
+
+
+class SensorValues:
+    """The value table of one engine: computed values, overrides, the values in force.
+
+    ``engine`` is anything with ``world`` (a LoadedWorld) and ``get_states(links)`` — the
+    in-process MuJoCo engine.
+    """
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.sensors = value_sensors(engine.world)
+        self.names = [s.name for s in self.sensors]
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._links = list(dict.fromkeys(s.link for s in self.sensors))
+        self._link_of = np.array([self._links.index(s.link) for s in self.sensors], int)
+        self._pose = np.array([s.pose for s in self.sensors], float).reshape(-1, 7)
+        self.overrides = np.full(len(self.sensors), np.nan)
+
+    def __len__(self) -> int:
+        return len(self.sensors)
+
+    def positions(self) -> np.ndarray:
+        """World positions of the sensor origins, ``(n, 3)``."""
+        if not self.sensors:
+            return np.zeros((0, 3))
+        link_pose = self.engine.get_states(self._links)[0][self._link_of]
+        return poses.compose(link_pose, self._pose)[:, :3]
+
+    def computed(self) -> np.ndarray:
+        """The values the simulation computes now, ignoring overrides, ``(n,)``."""
+        return self.computed_at(self.positions())
+
+    def computed_at(self, positions: np.ndarray) -> np.ndarray:
+        """The values computed for sensor origins at ``positions`` ``(n, 3)`` (a step hook
+        that already knows where the sensors are skips the pose query)."""
+        out = np.empty(len(self.sensors))
+        for i, (s, p) in enumerate(zip(self.sensors, positions)):
+            hit = np.flatnonzero(np.all((p >= s.lo) & (p <= s.hi), axis=1))
+            out[i] = s.inside[hit[0]] if len(hit) else s.default
+        return out
+
+    def values(self) -> np.ndarray:
+        """The values in force: the override where there is one, else the computed value."""
+        return np.where(np.isnan(self.overrides), self.computed(), self.overrides)
+
+    def value(self, name: str) -> float:
+        return float(self.values()[self.index(name)])
+
+    def index(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise UnknownEntityError(name, f"not a value sensor (declared: {self.names})") from None
+
+    def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Override the named sensors (bool sensors store 0/1); NaN releases an override."""
+        names, values = list(names), np.asarray(values, float).reshape(-1)
+        if len(names) != len(values):
+            raise ValueError(f"{len(names)} names but {len(values)} values")
+        idx = [self.index(n) for n in names]
+        for i, v in zip(idx, values):
+            self.overrides[i] = v if math.isnan(v) or self.sensors[i].kind == "double" \
+                else float(v >= 0.5)
+
+    def release_all(self) -> None:
+        self.overrides[:] = np.nan
+
+
+class SensorValueServer:
+    """The ROS side of a :class:`SensorValues` table inside ``sim_server``: one topic per
+    sensor (``std_msgs/Bool`` or ``Float64``, at ``rate`` Hz) and ``~/set_sensor_values``."""
+
+    def __init__(self, node, table: SensorValues, lock, rate: float, callback_group=None):
+        from std_msgs.msg import Bool, Float64
+        from sim_fidelity_interfaces.srv import SetSensorValues
+
+        self.node, self.table, self.lock = node, table, lock
+        self._types = [Bool if s.kind == "bool" else Float64 for s in table.sensors]
+        self._pubs = [node.create_publisher(t, s.topic, 10)
+                      for t, s in zip(self._types, table.sensors)]
+        self._service = node.create_service(SetSensorValues, "~/set_sensor_values", self._set,
+                                            callback_group=callback_group)
+        self._timer = node.create_timer(1.0 / rate, self.publish) if table.sensors and rate > 0 \
+            else None
+
+    def publish(self) -> None:
+        with self.lock:
+            values = self.table.values()
+        for pub, msg_type, kind, v in zip(self._pubs, self._types,
+                                          (s.kind for s in self.table.sensors), values):
+            pub.publish(msg_type(data=bool(v >= 0.5) if kind == "bool" else float(v)))
+
+    def _set(self, req, res):
+        from simulation_interfaces.msg import Result
+        try:
+            with self.lock:
+                self.table.set_sensor_values(list(req.names), list(req.values))
+        except UnknownEntityError as e:
+            res.result = Result(result=Result.RESULT_NOT_FOUND, error_message=str(e))
+        except ValueError as e:
+            res.result = Result(result=Result.RESULT_OPERATION_FAILED, error_message=str(e))
+        else:
+            res.result = Result(result=Result.RESULT_OK)
+            self.publish()  # the new value goes out at once, not at the next tick
+        return res
