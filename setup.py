@@ -38,6 +38,14 @@ setup(
         "console_scripts": [
             "simfid = sim_fidelity.cli:main",
             "sim_server = sim_fidelity.simulator.server:main",
+            "fidelity_manager = sim_fidelity.fidelity_manager.node:main",
+        ],
+        "sim_fidelity.signalers": [
+            "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",
+            "action = sim_fidelity.fidelity_manager.signalers.action:ActionSignaler",
+            "distance = sim_fidelity.fidelity_manager.signalers.distance:DistanceSignaler",
+            "manual = sim_fidelity.fidelity_manager.signalers.manual:ManualSignaler",
+            "schedule = sim_fidelity.fidelity_manager.signalers.schedule:ScheduleSignaler",
         ],
     },
 )

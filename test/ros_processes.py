@@ -47,3 +47,51 @@ def wait_for(predicate, timeout: float = 10.0, period: float = 0.02) -> bool:
             return True
         time.sleep(period)
     return predicate()
+
+
+class Probe:
+    """A test-side rclpy node in its own context and domain: service calls and topic capture."""
+
+    def __init__(self, domain: int, name: str = "test_probe"):
+        import threading
+
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:
+            pass
+
+    def call(self, srv_type, name: str, request, timeout: float = 20.0):
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f"service {name} not available")
+            future = client.call_async(request)
+            if not wait_for(future.done, timeout):
+                raise TimeoutError(f"service {name} did not answer")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def capture(self, msg_type, topic: str) -> list:
+        received: list = []
+        self.node.create_subscription(msg_type, topic, received.append, 50)
+        return received
+
+    def publisher(self, msg_type, topic: str):
+        return self.node.create_publisher(msg_type, topic, 10)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.context.try_shutdown()
