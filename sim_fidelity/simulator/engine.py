@@ -28,8 +28,9 @@ class _Refs:
 
     bids: np.ndarray
     offsets: np.ndarray  # (n, 7) entity frame in the reference body frame
-    qadr: np.ndarray  # qpos address of the body's free joint, -1 if it has none
-    dadr: np.ndarray  # qvel address of the same
+    free: np.ndarray  # bool: the reference body has a free joint (state read from qpos/qvel)
+    qidx: np.ndarray  # (n_free, 7) qpos indices [p, quat wxyz] of those free joints
+    didx: np.ndarray  # (n_free, 6) qvel indices [v world, w body]
     offset: bool  # any offset differs from identity
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
@@ -216,7 +217,9 @@ class MujocoEngine:
             offsets = np.array([self._ref_offset[n] for n in names]).reshape(len(names), 7)
             qadr = np.array([self._body_free_qpos.get(b, -1) for b in bids], int)
             dadr = np.array([self._body_free_dof.get(b, -1) for b in bids], int)
-            refs = _Refs(bids, offsets, qadr, dadr,
+            free = qadr >= 0
+            refs = _Refs(bids, offsets, free, qadr[free, None] + np.arange(7),
+                         dadr[free, None] + np.arange(6),
                          not np.allclose(offsets, poses.IDENTITY, atol=0.0))
             if len(self._refs_cache) > 64:
                 self._refs_cache.clear()
@@ -233,25 +236,24 @@ class MujocoEngine:
         x_wb = np.empty((len(names), 7))
         v = np.empty((len(names), 3))
         w = np.empty((len(names), 3))
-        free = r.qadr >= 0
-        if free.any():  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
-            qa, da = r.qadr[free], r.dadr[free]
-            x_wb[free, :3] = d.qpos[qa[:, None] + np.arange(3)]
-            quat = poses.wxyz_to_xyzw(d.qpos[qa[:, None] + np.arange(3, 7)])
-            x_wb[free, 3:] = quat
-            v[free] = d.qvel[da[:, None] + np.arange(3)]
-            w[free] = poses.quat_rotate(quat, d.qvel[da[:, None] + np.arange(3, 6)])
-        if not free.all():
+        free = r.free
+        if len(r.qidx):  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
+            q, dq = d.qpos[r.qidx], d.qvel[r.didx]
+            quat = q[:, [4, 5, 6, 3]]
+            x_wb[free, :3], x_wb[free, 3:] = q[:, :3], quat
+            v[free] = dq[:, :3]
+            w[free] = poses.quat_rotate(quat, dq[:, 3:])
+        if len(r.qidx) < len(names):
             self._refresh()
             b = r.bids[~free]
             x_wb[~free] = self._body_pose(b)
             w[~free] = d.cvel[b, :3]
             com = d.subtree_com[m.body_rootid[b]]
-            v[~free] = d.cvel[b, 3:] + np.cross(w[~free], d.xpos[b] - com)
+            v[~free] = d.cvel[b, 3:] + poses.cross(w[~free], d.xpos[b] - com)
         if not r.offset:
             return x_wb, np.concatenate([v, w], axis=1)
         pose = poses.compose(x_wb, r.offsets)
-        v = v + np.cross(w, pose[:, :3] - x_wb[:, :3])
+        v = v + poses.cross(w, pose[:, :3] - x_wb[:, :3])
         return pose, np.concatenate([v, w], axis=1)
 
     def set_states(self, names: Sequence[str], poses_: np.ndarray | None = None,

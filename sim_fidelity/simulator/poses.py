@@ -36,13 +36,20 @@ def quat_conj(q: np.ndarray) -> np.ndarray:
     return q
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross product over the last axis (np.cross without its per-call axis bookkeeping)."""
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=-1)
+
+
 def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v`` by xyzw quaternions ``q``."""
     q = np.asarray(q, float)
     v = np.asarray(v, float)
     u, w = q[..., :3], q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v + w * t + cross(u, t)
 
 
 def compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
