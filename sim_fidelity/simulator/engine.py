@@ -181,12 +181,13 @@ class MujocoEngine:
         except KeyError:
             raise UnknownEntityError(name, f"world '{self.world.name}'") from None
 
-    def _require(self, names: Sequence[str], kinds: tuple[EntityKind, ...], what: str) -> None:
+    def _require(self, names: Sequence[str], kinds: tuple[EntityKind, ...], lever: Lever) -> None:
+        """Raise unless every name is an entity the lever applies to (one of ``kinds``)."""
         for n in names:
             info = self.entity_info(n)
             if info.kind not in kinds:
-                raise InvalidOperationError(f"{what} needs a {' or '.join(k.value for k in kinds)}; "
-                                            f"'{n}' is a {info.kind.value}")
+                raise UnsupportedLeverError(lever, n, f"needs a {' or '.join(k.value for k in kinds)}"
+                                            f"; it is a {info.kind.value}")
 
     # ------------------------------------------------------------------ state
     def _refresh(self) -> None:
@@ -431,13 +432,13 @@ class MujocoEngine:
 
     # ------------------------------------------------------------------ fidelity levers
     def _lever_bodies(self, names: Sequence[str], lever: Lever) -> np.ndarray:
-        self._require(names, (EntityKind.MODEL, EntityKind.LINK), f"lever {lever.name}")
+        self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
         parts = [self._bodies.get(n) for n in names]
         return np.concatenate([p for p in parts if p is not None] or [np.zeros(0, int)])
 
     def _lever_actuators(self, names: Sequence[str]) -> np.ndarray:
         """Actuators driving the named joints, or all joints of the named models."""
-        self._require(names, (EntityKind.JOINT, EntityKind.MODEL, EntityKind.PLUGIN), "lever ACTUATION")
+        self._require(names, (EntityKind.JOINT, EntityKind.MODEL, EntityKind.PLUGIN), Lever.ACTUATION)
         wanted = set()
         for n in names:
             kind = self._info[n].kind
@@ -455,7 +456,7 @@ class MujocoEngine:
         """Sensors or plugins addressed directly or through an owning model/link."""
         kind, table = ((EntityKind.SENSOR, self._sensor_on) if lever == Lever.SENSOR
                        else (EntityKind.PLUGIN, self._plugin_on))
-        self._require(names, (kind, EntityKind.MODEL, EntityKind.LINK), f"lever {lever.name}")
+        self._require(names, (kind, EntityKind.MODEL, EntityKind.LINK), lever)
         out = []
         for n in names:
             if self._info[n].kind == kind:
@@ -485,7 +486,7 @@ class MujocoEngine:
         lever = Lever(lever)
         names = list(names)
         if lever in BODY_LEVERS:
-            self._require(names, (EntityKind.MODEL, EntityKind.LINK), f"lever {lever.name}")
+            self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
             parts = [self._bodies.get(n, np.zeros(0, int)) for n in names]
             sizes = np.fromiter((len(p) for p in parts), int, len(parts))
             if not len(parts):

@@ -15,7 +15,15 @@ class UnknownEntityError(SimulatorError, KeyError):
         return self.args[0]
 
 
-class UnsupportedLeverError(SimulatorError):
+class InvalidOperationError(SimulatorError):
+    """The request is well formed but not possible in the current state or on this entity."""
+
+
+class UnsupportedFeatureError(SimulatorError):
+    """The simulator does not offer what was asked (a filter type, a lever, a format)."""
+
+
+class UnsupportedLeverError(UnsupportedFeatureError, InvalidOperationError):
     def __init__(self, lever, entity: str = "", why: str = ""):
         self.lever, self.entity = lever, entity
         target = f" on '{entity}'" if entity else ""
@@ -25,10 +33,6 @@ class UnsupportedLeverError(SimulatorError):
 
 class InvalidPoseError(SimulatorError, ValueError):
     """A pose or twist that is not finite, or a quaternion that is not a rotation."""
-
-
-class InvalidOperationError(SimulatorError):
-    """The request is well formed but not possible in the current state or on this entity."""
 
 
 class SimulatorTimeoutError(SimulatorError, TimeoutError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 import xml.etree.ElementTree as ET
 from typing import Sequence
 

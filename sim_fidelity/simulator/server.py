@@ -8,7 +8,6 @@ their topics, overridden through ``~/set_sensor_values``.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import threading
 import time
@@ -18,8 +17,8 @@ import numpy as np
 
 from . import poses
 from .engine import MujocoEngine
-from .errors import (InvalidOperationError, InvalidPoseError, SdfError, SimulatorError,
-                     UnknownEntityError, UnsupportedLeverError)
+from .errors import (InvalidPoseError, SdfError, SimulatorError, UnknownEntityError,
+                     UnsupportedFeatureError)
 from .protocol import EntityKind, Lever, SimState
 
 KIND_CODES = {EntityKind.MODEL: 0, EntityKind.LINK: 1, EntityKind.JOINT: 2, EntityKind.SENSOR: 3,
@@ -27,9 +26,24 @@ KIND_CODES = {EntityKind.MODEL: 0, EntityKind.LINK: 1, EntityKind.JOINT: 2, Enti
 CHUNK_WALL_S = 0.004  # stepping releases the engine to service calls at least this often
 
 
+# simulation_interfaces/Result codes
+FEATURE_UNSUPPORTED, OK, NOT_FOUND, INCORRECT_STATE, OPERATION_FAILED = range(5)
+
+
 def _result(code: int, message: str = ""):
     from simulation_interfaces.msg import Result
     return Result(result=code, error_message=message)
+
+
+def _error_code(error: Exception, response) -> int:
+    """The Result code for a typed error; INVALID_POSE where the service defines it."""
+    if isinstance(error, UnknownEntityError):
+        return NOT_FOUND
+    if isinstance(error, UnsupportedFeatureError):
+        return FEATURE_UNSUPPORTED
+    if isinstance(error, InvalidPoseError):
+        return getattr(type(response), "INVALID_POSE", OPERATION_FAILED)
+    return OPERATION_FAILED
 
 
 class SimServer:
@@ -176,19 +190,22 @@ class SimServer:
 
     # ------------------------------------------------------------------ service plumbing
     def _guarded(self, callback):
-        """Run a service callback under the engine lock; unexpected errors become OPERATION_FAILED."""
-        from simulation_interfaces.msg import Result
+        """Run a service callback under the engine lock; its errors become result codes.
 
+        The result is OK unless the handler sets another or raises one of the protocol's typed
+        errors; a service must answer, never die.
+        """
         def call(request, response):
             with self.lock:
                 try:
-                    return callback(request, response)
-                except Exception as e:  # a service must answer, never die
-                    self.node.get_logger().error(f"{callback.__name__}: {type(e).__name__}: {e}")
                     if hasattr(response, "result"):
-                        response.result = _result(Result.RESULT_OPERATION_FAILED,
-                                                  f"{type(e).__name__}: {e}")
-                    return response
+                        response.result = _result(OK)
+                    callback(request, response)
+                except Exception as e:
+                    if not isinstance(e, (SimulatorError, re.error)):
+                        self.node.get_logger().error(f"{callback.__name__}: {type(e).__name__}: {e}")
+                    response.result = _result(_error_code(e, response), str(e))
+                return response
         call.__name__ = callback.__name__
         return call
 
@@ -214,8 +231,8 @@ class SimServer:
             elif b.type == Bounds.TYPE_SPHERE and len(pts) == 2:
                 inside = np.linalg.norm(pos - pts[0], axis=1) <= pts[1][0]
             else:
-                raise UnsupportedLeverError("bounds", why="only TYPE_BOX (2 corner points) and "
-                                            "TYPE_SPHERE (centre, radius in x) bounds are supported")
+                raise UnsupportedFeatureError("only TYPE_BOX (2 corner points) and TYPE_SPHERE "
+                                              "(centre, radius in x) bounds are supported")
             names = [n for n, keep in zip(names, inside) if keep]
         return names
 
@@ -250,82 +267,34 @@ class SimServer:
 
     # ------------------------------------------------------------------ simulation_interfaces
     def _get_entities(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            res.entities = self._filtered(req.filters)
-        except re.error as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, f"bad filter regex: {e}")
-            return res
-        except UnsupportedLeverError as e:
-            res.result = _result(Result.RESULT_FEATURE_UNSUPPORTED, str(e))
-            return res
-        res.result = _result(Result.RESULT_OK)
-        return res
+        res.entities = self._filtered(req.filters)
 
     def _get_entity_state(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            pose, twist = self.engine.get_states([req.entity])
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-            return res
-        except InvalidOperationError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-            return res
+        pose, twist = self.engine.get_states([req.entity])
         res.state = self._entity_state(req.entity, pose[0], twist[0])
-        res.result = _result(Result.RESULT_OK)
-        return res
 
     def _get_entities_states(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            names = self._filtered(req.filters)
-        except (re.error, UnsupportedLeverError) as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-            return res
+        names = self._filtered(req.filters)
         pose, twist = self.engine.get_states(names)
         res.entities = names
         res.states = [self._entity_state(n, p, t) for n, p, t in zip(names, pose, twist)]
-        res.result = _result(Result.RESULT_OK)
-        return res
 
     def _set_entity_state(self, req, res):
-        from simulation_interfaces.msg import Result
-
         from .ros_convert import pose_array, twist_array
-        pose, twist = pose_array(req.state.pose), twist_array(req.state.twist)
         frame = req.state.header.frame_id
         if frame not in ("", "world"):
-            res.result = _result(type(res).INVALID_POSE, f"frame '{frame}' is not supported: use 'world'")
-            return res
-        try:
-            self.engine.set_states([req.entity], pose[None], twist[None])
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-        except InvalidPoseError as e:
-            res.result = _result(type(res).INVALID_POSE, str(e))
-        except InvalidOperationError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-        else:
-            self._wake.set()
-            res.result = _result(Result.RESULT_OK)
-        return res
+            raise InvalidPoseError(f"frame '{frame}' is not supported: use 'world'")
+        pose, twist = pose_array(req.state.pose), twist_array(req.state.twist)
+        self.engine.set_states([req.entity], pose[None], twist[None])
+        self._wake.set()
 
     def _get_entity_info(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            info = self.engine.entity_info(req.entity)
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-            return res
+        info = self.engine.entity_info(req.entity)
         res.info.category.category = self._category(req.entity)
         res.info.description = f"{info.kind.value}{' ' + info.type if info.type else ''}"
         res.info.tags = self._tags(req.entity)
-        res.result = _result(Result.RESULT_OK)
-        return res
 
     def _spawn_entity(self, req, res):
-        from simulation_interfaces.msg import Result
 
         from .ros_convert import pose_array
         text = req.resource_string
@@ -334,30 +303,30 @@ class SimServer:
                 text = self._read_uri(req.uri)
             except FileNotFoundError as e:
                 res.result = _result(type(res).NO_RESOURCE, str(e))
-                return res
+                return
         if not text.strip():
             res.result = _result(type(res).NO_RESOURCE, "neither uri nor resource_string given")
-            return res
+            return
         if "<robot" in text[:2000] and "<sdf" not in text[:2000]:
             res.result = _result(type(res).UNSUPPORTED_FORMAT, "URDF is not supported: spawn SDF")
-            return res
+            return
         name = req.name
         existing = set(self.engine.entities(EntityKind.MODEL))
         if name and name in existing:
             if not req.allow_renaming:
                 res.result = _result(type(res).NAME_NOT_UNIQUE, f"an entity named '{name}' exists")
-                return res
+                return
             i = 1
             while f"{name}_{i}" in existing:
                 i += 1
             name = f"{name}_{i}"
         if name and not re.fullmatch(r"[A-Za-z_][\w\-.]*", name):
             res.result = _result(type(res).NAME_INVALID, f"'{name}' is not a valid entity name")
-            return res
+            return
         frame = req.initial_pose.header.frame_id
         if frame not in ("", "world"):
             res.result = _result(type(res).INVALID_POSE, f"frame '{frame}' is not supported: use 'world'")
-            return res
+            return
         pose = pose_array(req.initial_pose.pose)
         if not np.any(pose[3:]):  # an all-zero quaternion is the default message: identity
             pose[6] = 1.0
@@ -369,13 +338,12 @@ class SimServer:
             if isinstance(e, SdfError) and "exists" in str(e):
                 code = type(res).NAME_NOT_UNIQUE
             res.result = _result(code, str(e))
-            return res
+            return
         except SimulatorError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-            return res
+            res.result = _result(OPERATION_FAILED, str(e))
+            return
         self.spawned.append(res.entity_name)
-        res.result = _result(Result.RESULT_OK)
-        return res
+        return
 
     @staticmethod
     def _read_uri(uri: str) -> str:
@@ -383,66 +351,49 @@ class SimServer:
         return Path(resolve_uri(uri)).read_text()
 
     def _delete_entity(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            self.engine.delete(req.entity)
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-            return res
-        except InvalidOperationError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-            return res
+        self.engine.delete(req.entity)
         if req.entity in self.spawned:
             self.spawned.remove(req.entity)
-        res.result = _result(Result.RESULT_OK)
-        return res
 
     def _step_simulation(self, req, res):
-        from simulation_interfaces.msg import Result
         if self.engine.sim_state() == SimState.PLAYING:
-            res.result = _result(Result.RESULT_INCORRECT_STATE,
+            res.result = _result(INCORRECT_STATE,
                                  "the simulation is playing: pause it before stepping")
-            return res
+            return
         if req.steps < 1:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, "steps must be at least 1")
-            return res
+            res.result = _result(OPERATION_FAILED, "steps must be at least 1")
+            return
         t0 = time.perf_counter()
         if self.engine.sim_state() == SimState.STOPPED:
             self.engine.set_sim_state(SimState.PAUSED)
         self.engine.step(int(req.steps))
         self._account(int(req.steps), time.perf_counter() - t0)
         self._publish_clock()
-        res.result = _result(Result.RESULT_OK)
-        return res
+        return
 
     def _get_simulation_state(self, req, res):
-        from simulation_interfaces.msg import Result
         res.state.state = int(self.engine.sim_state())
-        res.result = _result(Result.RESULT_OK)
-        return res
+        return
 
     def _set_simulation_state(self, req, res):
-        from simulation_interfaces.msg import Result
         target = req.state.state
         if target == int(self.engine.sim_state()):
             res.result = _result(type(res).ALREADY_IN_TARGET_STATE,
                                  f"already {SimState(target).name}")
-            return res
+            return
         if target == SimState.QUITTING:
-            res.result = _result(Result.RESULT_OK)
             threading.Thread(target=self._quit, daemon=True).start()
-            return res
+            return
         if target not in (SimState.PLAYING, SimState.PAUSED, SimState.STOPPED):
             res.result = _result(type(res).INCORRECT_TRANSITION,
                                  f"cannot switch to state {target}: use PLAYING, PAUSED, STOPPED "
                                  "or QUITTING")
-            return res
+            return
         self.engine.set_sim_state(SimState(target))
         if target == SimState.STOPPED:
             self._publish_clock()
         self._wake.set()
-        res.result = _result(Result.RESULT_OK)
-        return res
+        return
 
     def _quit(self) -> None:
         time.sleep(0.2)  # let the response go out
@@ -451,7 +402,6 @@ class SimServer:
         rclpy.try_shutdown()
 
     def _reset_simulation(self, req, res):
-        from simulation_interfaces.msg import Result
         scope = req.scope
         if scope in (type(req).SCOPE_DEFAULT, type(req).SCOPE_ALL) or scope & type(req).SCOPE_SPAWNED:
             for name in list(self.spawned):
@@ -460,8 +410,7 @@ class SimServer:
         if scope in (type(req).SCOPE_DEFAULT, type(req).SCOPE_ALL) or scope & (type(req).SCOPE_TIME | type(req).SCOPE_STATE):
             self.engine.reset()
         self._publish_clock()
-        res.result = _result(Result.RESULT_OK)
-        return res
+        return
 
     def _get_simulator_features(self, req, res):
         from simulation_interfaces.msg import SimulatorFeatures as F
@@ -477,98 +426,53 @@ class SimServer:
                                     f"step_size={self.engine.step_size!r}; "
                                     f"fidelity levers ({levers}) at "
                                     f"{self.node.get_fully_qualified_name()}/set_lever")
-        return res
+        return
 
     # ------------------------------------------------------------------ sim_fidelity extensions
     def _set_lever(self, req, res):
-        from simulation_interfaces.msg import Result
         try:
             lever = Lever(req.lever)
         except ValueError:
-            res.result = _result(Result.RESULT_FEATURE_UNSUPPORTED, f"unknown lever {req.lever}")
-            return res
+            raise UnsupportedFeatureError(f"unknown lever {req.lever}") from None
         names = list(req.entities)
-        unknown = [n for n in names if not self.engine.has(n)]
-        if unknown:
-            res.failed_entities = unknown
-            res.result = _result(Result.RESULT_NOT_FOUND, f"unknown entities: {unknown[:5]}"
-                                 + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
-            return res
-        try:
-            self.engine.set_lever(names, lever, req.enabled)
-        except (InvalidOperationError, UnsupportedLeverError) as e:
-            res.result = _result(Result.RESULT_FEATURE_UNSUPPORTED, str(e))
-            return res
-        res.result = _result(Result.RESULT_OK)
-        return res
+        res.failed_entities = [n for n in names if not self.engine.has(n)]
+        if res.failed_entities:
+            raise UnknownEntityError(res.failed_entities[0], f"{len(res.failed_entities)} of the "
+                                     f"{len(names)} entities are unknown")
+        self.engine.set_lever(names, lever, req.enabled)
 
     def _get_levers(self, req, res):
-        from simulation_interfaces.msg import Result
         res.supported_levers = [int(l) for l in sorted(self.engine.features().levers)]
         if req.entities:
             try:
-                res.enabled = [bool(v) for v in self.engine.get_lever(list(req.entities),
-                                                                         Lever(req.lever))]
-            except UnknownEntityError as e:
-                res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-                return res
-            except (ValueError, InvalidOperationError) as e:
-                res.result = _result(Result.RESULT_FEATURE_UNSUPPORTED, str(e))
-                return res
-        res.result = _result(Result.RESULT_OK)
-        return res
+                lever = Lever(req.lever)
+            except ValueError:
+                raise UnsupportedFeatureError(f"unknown lever {req.lever}") from None
+            res.enabled = self.engine.get_lever(list(req.entities), lever).tolist()
 
     def _get_states(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            pose, twist = self.engine.get_states(list(req.entities))
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-            return res
-        except InvalidOperationError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-            return res
+        pose, twist = self.engine.get_states(list(req.entities))
         res.sim_time = self.engine.time
         res.poses, res.twists = pose.ravel(), twist.ravel()
-        res.result = _result(Result.RESULT_OK)
-        return res
 
     def _set_states(self, req, res):
-        from simulation_interfaces.msg import Result
         names = list(req.entities)
         n = len(names)
         pose = np.asarray(req.poses, float) if len(req.poses) else None
         twist = np.asarray(req.twists, float) if len(req.twists) else None
         if (pose is not None and pose.size != 7 * n) or (twist is not None and twist.size != 6 * n):
-            res.result = _result(type(res).INVALID_POSE, f"{n} entities need {7 * n} pose and "
-                                 f"{6 * n} twist values, got {len(req.poses)} and {len(req.twists)}")
-            return res
-        try:
-            self.engine.set_states(names, pose, twist)
-        except UnknownEntityError as e:
-            res.result = _result(Result.RESULT_NOT_FOUND, str(e))
-        except InvalidPoseError as e:
-            res.result = _result(type(res).INVALID_POSE, str(e))
-        except InvalidOperationError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, str(e))
-        else:
-            self._wake.set()
-            res.result = _result(Result.RESULT_OK)
-        return res
+            raise InvalidPoseError(f"{n} entities need {7 * n} pose and {6 * n} twist values, got "
+                                   f"{len(req.poses)} and {len(req.twists)}")
+        self.engine.set_states(names, pose, twist)
+        self._wake.set()
 
     def _list_entities(self, req, res):
-        from simulation_interfaces.msg import Result
         codes = {v: k for k, v in KIND_CODES.items()}
-        try:
-            kinds = [codes[k] for k in req.kinds]
-        except KeyError as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, f"unknown kind code {e.args[0]}")
-            return res
-        try:
-            names = self.engine.entities(pattern=req.filter or None)
-        except re.error as e:
-            res.result = _result(Result.RESULT_OPERATION_FAILED, f"bad filter regex: {e}")
-            return res
+        unknown = [k for k in req.kinds if k not in codes]
+        if unknown:
+            raise UnsupportedFeatureError(f"unknown kind codes {unknown}")
+        kinds = [codes[k] for k in req.kinds]
+        names = self.engine.entities(pattern=req.filter or None)
         infos = [self.engine.entity_info(n) for n in names]
         infos = [i for i in infos if not kinds or i.kind in kinds]
         res.names = [i.name for i in infos]
@@ -576,8 +480,6 @@ class SimServer:
         res.parents = [i.parent for i in infos]
         res.static_flags = [i.static for i in infos]
         res.types = [i.type for i in infos]
-        res.result = _result(Result.RESULT_OK)
-        return res
 
 
 # ---------------------------------------------------------------------- node entry points
