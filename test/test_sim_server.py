@@ -273,6 +273,26 @@ def test_static_copy_fallback_without_lever_services(world_file, tmp_path):
         stop(proc)
 
 
+def test_simfid_serve_starts_the_same_node(world_file, tmp_path):
+    import os
+    import subprocess
+    import sys
+    domain = next_domain()
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    proc = subprocess.Popen([sys.executable, "-m", "sim_fidelity.cli", "serve", str(world_file),
+                             "--paused", "--rtf", "0"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=(tmp_path / "serve.log").open("w"))
+    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    try:
+        sim.wait_for_server(30.0)
+        assert sim.sim_state() == SimState.PAUSED
+        sim.step(10)
+        assert sim.time == pytest.approx(0.01)
+    finally:
+        sim.close()
+        assert stop(proc) == 0, (tmp_path / "serve.log").read_text()
+
+
 def test_server_exits_cleanly_on_sigint_and_rejects_bad_world(world_file, tmp_path):
     domain = next_domain()
     proc = start_node("sim_fidelity.simulator.server", {"world": world_file}, domain,
