@@ -138,6 +138,12 @@ def _read_topics(path: Path, spec: Spec) -> dict[str, tuple[np.ndarray, dict[Sou
     return out
 
 
+def extract(msg, src: Source) -> float:
+    """The value ``src`` reads from one message, as the ingest reads it (a ``rosbags`` message
+    or a live ``rclpy`` one: both carry the same field names)."""
+    return float(_values([_scalar(attrgetter(src.field)(msg), src)], src)[0])
+
+
 def _scalar(value, src: Source) -> float | tuple[float, float, float, float]:
     """A numeric leaf as float; a quaternion as (x, y, z, w), converted after reading."""
     if src.convert is None:

@@ -100,6 +100,13 @@ class KernelRunner:
         self._twist = (ent[twist], np.array([TWIST_COMPONENTS.index(c) for c, m in
                                              zip(comp, twist) if m], dtype=int), index[twist])
 
+    def release(self) -> None:
+        """Give the sensor values back to the simulation, if this runner overrides them."""
+        if self._overriding:
+            self.sensors.set_sensor_values(self.sensor_names,
+                                           np.full(len(self.sensor_names), np.nan))
+            self._overriding = False
+
     def apply(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """Look up (s, a); if a kernel is active, write f_k(s, a) into the simulator.
 
@@ -108,10 +115,7 @@ class KernelRunner:
         """
         hit = self.kernels.lookup(state, int(self.kernels.spec.discretise(action)))
         if hit is None:
-            if self._overriding:
-                self.sensors.set_sensor_values(self.sensor_names,
-                                               np.full(len(self.sensor_names), np.nan))
-                self._overriding = False
+            self.release()
             return None
         target = hit[1]
         if self.sensor_names:

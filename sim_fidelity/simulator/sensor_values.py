@@ -108,6 +108,13 @@ class SensorValues:
         self._link_of = np.array([self._links.index(s.link) for s in self.sensors], int)
         self._pose = np.array([s.pose for s in self.sensors], float).reshape(-1, 7)
         self.overrides = np.full(len(self.sensors), np.nan)
+        # all regions of all sensors, for one vectorised test
+        self._owner = np.concatenate([np.full(len(s.inside), i) for i, s in
+                                      enumerate(self.sensors)] or [np.zeros(0)]).astype(int)
+        self._lo = np.concatenate([s.lo for s in self.sensors] or [np.zeros((0, 3))])
+        self._hi = np.concatenate([s.hi for s in self.sensors] or [np.zeros((0, 3))])
+        self._inside = np.concatenate([s.inside for s in self.sensors] or [np.zeros(0)])
+        self._default = np.array([s.default for s in self.sensors], float)
 
     def __len__(self) -> int:
         return len(self.sensors)
@@ -126,15 +133,19 @@ class SensorValues:
     def computed_at(self, positions: np.ndarray) -> np.ndarray:
         """The values computed for sensor origins at ``positions`` ``(n, 3)`` (a step hook
         that already knows where the sensors are skips the pose query)."""
-        out = np.empty(len(self.sensors))
-        for i, (s, p) in enumerate(zip(self.sensors, positions)):
-            hit = np.flatnonzero(np.all((p >= s.lo) & (p <= s.hi), axis=1))
-            out[i] = s.inside[hit[0]] if len(hit) else s.default
+        p = np.asarray(positions, float)[self._owner]
+        hit = np.flatnonzero(((p >= self._lo) & (p <= self._hi)).all(axis=1))[::-1]
+        out = self._default.copy()
+        out[self._owner[hit]] = self._inside[hit]  # reversed: the first region holding it wins
         return out
 
     def values(self) -> np.ndarray:
         """The values in force: the override where there is one, else the computed value."""
-        return np.where(np.isnan(self.overrides), self.computed(), self.overrides)
+        return self.values_at(self.positions())
+
+    def values_at(self, positions: np.ndarray) -> np.ndarray:
+        """The values in force for sensor origins at ``positions`` ``(n, 3)``."""
+        return np.where(np.isnan(self.overrides), self.computed_at(positions), self.overrides)
 
     def value(self, name: str) -> float:
         return float(self.values()[self.index(name)])
