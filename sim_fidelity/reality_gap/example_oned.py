@@ -41,7 +41,8 @@ from .spec import Spec, load_spec
 
 SPEC = Path(__file__).resolve().parents[2] / "config" / "reality_gap" / "one_d_example.yaml"
 PHASES = ("Design", "Deploy", "Kernels", "Redes/K", "Redeploy")
-REGIONS, REGION_WIDTH = 2, (0.5, 1.0)
+REGIONS = 2  # difficult regions in the deployment world
+STYLES = ("-", "-", "-", "--", ":")  # curves that coincide stay visible
 
 
 @dataclass
@@ -99,7 +100,7 @@ def _run(missions: int, seed: int, episodes: int, work: Path, progress: bool) ->
             (lambda it, _d: it)
 
     spec = load_spec(SPEC)
-    regions = random_regions(REGIONS, np.random.default_rng(seed), width=REGION_WIDTH)
+    regions = random_regions(REGIONS, np.random.default_rng(seed))
     x0, goals = starts(missions, seed + 1)
     software = spring_policy()
     design, deploy = Track(), Track(regions)
@@ -153,8 +154,8 @@ def plot(outcome: Outcome, folder: Path) -> list[Path]:
             ("oned_fig4.png", ("Design", "Deploy"), "ATR at design and deployment (cf. Fig. 4)"),
             ("oned_fig6.png", PHASES, "ATR with kernels and redesign (cf. Fig. 6)")):
         fig, ax = plt.subplots(figsize=(6.4, 4.0))
-        for p in phases:
-            ax.plot(n, curves[p], label=f"{p} ({outcome.atr[p]:+.2f})")
+        for p, style, width in zip(phases, STYLES, np.linspace(3.0, 1.2, len(phases))):
+            ax.plot(n, curves[p], style, lw=width, label=f"{p} ({outcome.atr[p]:+.2f})")
         ax.set(xlabel="missions", ylabel="average total reward", ylim=(-10.5, 10.5),
                title=f"1-D example: {title}")
         ax.grid(alpha=0.3)

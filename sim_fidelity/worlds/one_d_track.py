@@ -6,7 +6,9 @@ example's drive pushes along x). Its link carries a settable ``terrain`` sensor
 intervals; the design world has none. Regenerate the checked-in worlds with::
 
     python -m sim_fidelity.worlds.one_d_track                      # worlds/one_d_track.sdf
-    python -m sim_fidelity.worlds.one_d_track --regions 3 --seed 0 # worlds/one_d_track_deploy.sdf
+    python -m sim_fidelity.worlds.one_d_track --regions 2 --seed 0 # worlds/one_d_track_deploy.sdf
+
+The deploy world is the one ``simfid example oned`` deploys to with seed 0.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ LENGTH = 10.0  # the track runs from x = 0 to x = LENGTH
 WORLDS = Path(__file__).resolve().parents[2] / "worlds"
 
 
-def random_regions(n: int, rng: np.random.Generator, width=(0.8, 1.5),
+def random_regions(n: int, rng: np.random.Generator, width=(0.5, 1.0),
                    span=(1.5, LENGTH - 1.5)) -> list[tuple[float, float]]:
     """``n`` non-overlapping x intervals of random width at random places in ``span``."""
     regions: list[tuple[float, float]] = []
