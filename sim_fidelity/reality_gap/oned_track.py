@@ -40,8 +40,7 @@ class Track:
     """One engine running missions back to back (the robot is re-placed, nothing recompiled)."""
 
     def __init__(self, regions: Sequence[tuple[float, float]] = ()):
-        self.regions = list(regions)
-        self.engine = MujocoEngine.from_string(track_world(self.regions, step=PHYSICS_STEP))
+        self.engine = MujocoEngine.from_string(track_world(regions, step=PHYSICS_STEP))
         self.sensors = SensorValues(self.engine)
         model = self.engine.model
         joint = model.joint(LINK + FREE_JOINT_SUFFIX).id

@@ -72,6 +72,8 @@ def value_sensors(world: LoadedWorld) -> list[ValueSensor]:
         kind = decl.get("type", "double")
         if kind not in KINDS:
             raise fail(f"type must be one of {KINDS}, got '{kind}'")
+        if any(c.tag != "region" for c in decl.children):
+            raise fail("only <region> elements are allowed")
         try:
             default = float(decl.get("default", "0"))
             regions = [(np.array(r.text.split(), float), float(r.get("value", "1")))
@@ -82,8 +84,6 @@ def value_sensors(world: LoadedWorld) -> list[ValueSensor]:
                if box.shape != (6,) or np.any(box[:3] > box[3:])]
         if bad:
             raise fail(f"region {bad[0]} must be 'xmin ymin zmin xmax ymax zmax' with min <= max")
-        if any(c.tag not in ("region",) for c in decl.children):
-            raise fail("only <region> elements are allowed")
         boxes = np.array([b for b, _ in regions], float).reshape(-1, 6)
         found.append(ValueSensor(name, rec.parent, np.asarray(rec.pose, float),
                                  rec.topic or "/" + name.replace("::", "/"), kind, default,
