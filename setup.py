@@ -39,6 +39,7 @@ setup(
             "simfid = sim_fidelity.cli:main",
             "sim_server = sim_fidelity.simulator.server:main",
             "fidelity_manager = sim_fidelity.fidelity_manager.node:main",
+            "kernel_manager = sim_fidelity.reality_gap.node:main",
         ],
         "sim_fidelity.signalers": [
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",

@@ -14,6 +14,7 @@ FEATURE_MODULES = (
     "sim_fidelity.simulator.server",
     "sim_fidelity.fidelity_manager.cli",
     "sim_fidelity.reality_gap.cli",
+    "sim_fidelity.reality_gap.example_oned",
 )
 
 

@@ -7,7 +7,7 @@ import pytest
 from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.protocol import EntityKind, Lever
-from sim_fidelity.worlds.stack_test import _box_model
+from sim_fidelity.worlds.sdf_text import box_model
 
 
 def _link(name: str, z: float) -> str:
@@ -49,7 +49,7 @@ WORLD = f"""<?xml version="1.0"?><sdf version="1.9"><world name="plungers">
   <model name="ground"><static>true</static><link name="link"><collision name="c"><geometry>
     <plane><normal>0 0 1</normal><size>10 10</size></plane></geometry></collision></link></model>
   {plunger(0)}{plunger(1)}{plunger(2)}
-  {"".join(_box_model(f"box_{i}", 0.3 * i, 0, 0.1, 0.2, 1.0) for i in range(6))}
+  {"".join(box_model(f"box_{i}", 0.3 * i, 0, 0.1, 0.2, 1.0) for i in range(6))}
 </world></sdf>"""
 
 CONFIG = {

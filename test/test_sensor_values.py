@@ -8,7 +8,7 @@ import pytest
 from ros_processes import next_domain, start_node, stop, wait_for
 
 from sim_fidelity.simulator.engine import MujocoEngine
-from sim_fidelity.simulator.errors import SdfError, UnknownEntityError
+from sim_fidelity.simulator.errors import InvalidOperationError, SdfError, UnknownEntityError
 from sim_fidelity.simulator.sensor_values import SensorValues
 from sim_fidelity.worlds.one_d_track import ROBOT, TERRAIN, TERRAIN_TOPIC, track_world
 
@@ -40,7 +40,7 @@ def test_override_holds_until_released_and_bool_is_coerced():
     assert table.value(TERRAIN) == 1.0
     with pytest.raises(UnknownEntityError, match="not a value sensor"):
         table.set_sensor_values(["robot::link::nothing"], [1.0])
-    with pytest.raises(ValueError, match="1 names but 2 values"):
+    with pytest.raises(InvalidOperationError, match="1 names but 2 values"):
         table.set_sensor_values([TERRAIN], [1.0, 0.0])
 
 

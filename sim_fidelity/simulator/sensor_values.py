@@ -26,7 +26,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from . import poses
-from .errors import SdfError, UnknownEntityError
+from .errors import InvalidOperationError, SdfError, UnknownEntityError
 from .sdf.records import LoadedWorld
 from .sdf.xmltree import parse
 
@@ -160,7 +160,7 @@ class SensorValues:
         """Override the named sensors (bool sensors store 0/1); NaN releases an override."""
         names, values = list(names), np.asarray(values, float).reshape(-1)
         if len(names) != len(values):
-            raise ValueError(f"{len(names)} names but {len(values)} values")
+            raise InvalidOperationError(f"{len(names)} names but {len(values)} values")
         idx = [self.index(n) for n in names]
         for i, v in zip(idx, values):
             self.overrides[i] = v if math.isnan(v) or self.sensors[i].kind == "double" \
@@ -168,42 +168,3 @@ class SensorValues:
 
     def release_all(self) -> None:
         self.overrides[:] = np.nan
-
-
-class SensorValueServer:
-    """The ROS side of a :class:`SensorValues` table inside ``sim_server``: one topic per
-    sensor (``std_msgs/Bool`` or ``Float64``, at ``rate`` Hz) and ``~/set_sensor_values``."""
-
-    def __init__(self, node, table: SensorValues, lock, rate: float, callback_group=None):
-        from std_msgs.msg import Bool, Float64
-        from sim_fidelity_interfaces.srv import SetSensorValues
-
-        self.node, self.table, self.lock = node, table, lock
-        self._types = [Bool if s.kind == "bool" else Float64 for s in table.sensors]
-        self._pubs = [node.create_publisher(t, s.topic, 10)
-                      for t, s in zip(self._types, table.sensors)]
-        self._service = node.create_service(SetSensorValues, "~/set_sensor_values", self._set,
-                                            callback_group=callback_group)
-        self._timer = node.create_timer(1.0 / rate, self.publish) if table.sensors and rate > 0 \
-            else None
-
-    def publish(self) -> None:
-        with self.lock:
-            values = self.table.values()
-        for pub, msg_type, kind, v in zip(self._pubs, self._types,
-                                          (s.kind for s in self.table.sensors), values):
-            pub.publish(msg_type(data=bool(v >= 0.5) if kind == "bool" else float(v)))
-
-    def _set(self, req, res):
-        from simulation_interfaces.msg import Result
-        try:
-            with self.lock:
-                self.table.set_sensor_values(list(req.names), list(req.values))
-        except UnknownEntityError as e:
-            res.result = Result(result=Result.RESULT_NOT_FOUND, error_message=str(e))
-        except ValueError as e:
-            res.result = Result(result=Result.RESULT_OPERATION_FAILED, error_message=str(e))
-        else:
-            res.result = Result(result=Result.RESULT_OK)
-            self.publish()  # the new value goes out at once, not at the next tick
-        return res

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import poses
 from .engine import MujocoEngine
+from .sensor_values import SensorValues
 from .errors import (InvalidPoseError, SdfError, SimulatorError, UnknownEntityError,
                      UnsupportedFeatureError)
 from .protocol import EntityKind, Lever, SimState
@@ -55,7 +56,7 @@ class SimServer:
         from rosgraph_msgs.msg import Clock
         from sim_fidelity_interfaces.msg import Performance
         from sim_fidelity_interfaces.srv import (GetLevers, GetStates, ListEntities, SetLever,
-                                                 SetStates)
+                                                 SetSensorValues, SetStates)
         from simulation_interfaces import srv as si
 
         self.node, self.engine = node, engine
@@ -88,16 +89,16 @@ class SimServer:
                              "~/list_entities": (ListEntities, self._list_entities),
                              "~/get_states": (GetStates, self._get_states),
                              "~/set_states": (SetStates, self._set_states)})
+        self.sensor_values = SensorValues(engine)
+        services["~/set_sensor_values"] = (SetSensorValues, self._set_sensor_values)
         self._services = [node.create_service(t, name, self._guarded(cb), callback_group=group)
                           for name, (t, cb) in services.items()]
         self._odometry = self._odometry_publishers(odometry)
-        from .sensor_values import SensorValues, SensorValueServer
-        self.sensor_values = SensorValueServer(node, SensorValues(engine), self.lock, publish_rate,
-                                               group)
+        self._sensor_pubs = self._sensor_value_publishers()
         self._perf = {"wall": time.perf_counter(), "sim": engine.time, "steps": 0, "busy": 0.0}
         self._perf_timer = node.create_timer(1.0, self._publish_performance)
-        if publish_rate > 0 and self._odometry:
-            self._odom_timer = node.create_timer(1.0 / publish_rate, self._publish_odometry)
+        if publish_rate > 0 and (self._odometry or self._sensor_pubs):
+            self._state_timer = node.create_timer(1.0 / publish_rate, self._publish_states)
         self._thread = threading.Thread(target=self._run, name="sim_server_stepper", daemon=True)
 
     # ------------------------------------------------------------------ stepping
@@ -170,6 +171,24 @@ class SimServer:
         names = [n for n in self.engine.entities(EntityKind.MODEL)
                  if any(re.fullmatch(p, n) for p in patterns)]
         return {n: self.node.create_publisher(Odometry, f"/model/{n}/odometry", 10) for n in names}
+
+    def _sensor_value_publishers(self) -> list:
+        """One std_msgs/Bool or Float64 publisher per settable sensor value, on its topic."""
+        from std_msgs.msg import Bool, Float64
+        return [(self.node.create_publisher(Bool if s.kind == "bool" else Float64, s.topic, 10),
+                 s.kind) for s in self.sensor_values.sensors]
+
+    def _publish_states(self) -> None:
+        self._publish_sensor_values()
+        if self._odometry:
+            self._publish_odometry()
+
+    def _publish_sensor_values(self) -> None:
+        from std_msgs.msg import Bool, Float64
+        with self.lock:
+            values = self.sensor_values.values()
+        for (pub, kind), v in zip(self._sensor_pubs, values):
+            pub.publish(Bool(data=bool(v >= 0.5)) if kind == "bool" else Float64(data=float(v)))
 
     def _publish_odometry(self) -> None:
         from nav_msgs.msg import Odometry
@@ -465,6 +484,10 @@ class SimServer:
                                    f"{len(req.poses)} and {len(req.twists)}")
         self.engine.set_states(names, pose, twist)
         self._wake.set()
+
+    def _set_sensor_values(self, req, res):
+        self.sensor_values.set_sensor_values(list(req.names), list(req.values))
+        self._publish_sensor_values()  # the new value goes out at once, not at the next tick
 
     def _list_entities(self, req, res):
         codes = {v: k for k, v in KIND_CODES.items()}

@@ -275,7 +275,7 @@ def settle(lay: Layout, seconds: float = 3.0, tolerance: float = 0.005) -> tuple
     sim = MujocoEngine.from_string(world_sdf("settle", packets_sdf(lay), robot=False))
     names = packet_names(len(lay))
     speed = np.inf
-    while sim.time < seconds or (speed > tolerance and sim.time < 3 * seconds):
+    while sim.time < seconds or (speed > tolerance and sim.time < 8 * seconds):
         sim.run_for(0.5)
         speed = float(np.linalg.norm(sim.get_states(names)[1][:, :3], axis=1).max())
     # a final velocity-free rest, so the written poses are the ones packets hold under gravity

@@ -563,7 +563,6 @@ class _Builder:
         self._self_collide(top, links)
 
     def _emit_body(self, l: _Link, parent_body, parent_world, joint, children, top) -> None:
-        mj = self._mj
         w = self._link_world[id(l)]
         rel = compose(inverse(parent_world), w)
         body = parent_body.add_body(name=l.scoped, pos=rel[:3], quat=xyzw_to_wxyz(rel[3:]))

@@ -1,0 +1,248 @@
+"""A scripted unloading strategy: repeatedly pick from the wall face or sweep the floor.
+
+Each decision looks at the packets still in the truck (their poses through the Simulator protocol,
+their sizes as perceived boxes) and chooses:
+
+* **pick** when the nearest layer of the face has packets higher than the nose zone: approach the
+  highest (announcing ``extend`` to the fidelity manager), extend the plungers into its face with
+  suction on, lift, withdraw over the body conveyor, lower, release, retract (``retract``);
+* **sweep** otherwise: raise the arm, lower the nose onto the floor, drive into the low packets
+  while the sweepers close, let the belts convey, back off.
+
+Joint targets are ramped at per-joint speed limits; each move ends when the joints are there (or
+on its timeout). Controller noise (target jitter, dwell times) comes from ``seed``, so repeats of
+a run differ by seed while every fidelity mode sees the same seeds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..fidelity_manager.signalers.geometry import box_aabbs
+from ..worlds import unloader as geo
+from .robot import Unloader
+
+CONTROL_PERIOD = 0.02  # s
+MAX_SPEED = {"drive": 0.5, "arm_lift": 0.6, "arm_reach": 0.8, "arm_shift": 0.6, "wrist_pitch": 1.0,
+             "wrist_yaw": 1.0, "plunger_extend": 0.3, "nose_reach": 0.3, "nose_pitch": 0.6,
+             "sweep_left": 2.0, "sweep_right": 2.0}
+TOLERANCE = 0.02  # m or rad: a joint is "there"
+CUP_AHEAD = geo.PLATE_X + geo.TUBE_LENGTH + geo.CUP_OFFSET + geo.CUP_LENGTH / 2  # tool frame -> cup face
+NOSE_UP = -0.6  # nose_pitch raised
+NOSE_TIP = geo.NOSE_HINGE[0] + geo.NOSE_LENGTH * np.cos(geo.nose_slope())  # model frame, nose down
+TALL = 0.75  # m: packets whose top is above this are picked, the rest swept
+LAYER = 0.35  # m: packets this close behind the frontmost one form the face
+REACH_NOMINAL = 0.9  # m of arm_reach when the cups meet the face
+EXTEND = 0.15  # m of plunger_extend into the face ...
+PRESS = 0.05  # ... pressing this far past first contact
+RELEASE_CLEARANCE = 0.06  # m between the lowest held packet and the belt at release
+CROSSING_BOTTOM = 0.80  # m: held packets pass over the raised nose above this
+
+
+@dataclass
+class Move:
+    """Joint targets to reach, within ``timeout`` seconds, then ``dwell`` seconds of waiting."""
+
+    phase: str
+    targets: dict[str, float]
+    timeout: float = 8.0
+    dwell: float = 0.0
+    on_start: Callable[[], None] | None = None
+    stop_when: Callable[[], bool] | None = None
+
+
+@dataclass
+class ControllerStats:
+    picks: int = 0
+    sweeps: int = 0
+    gripped: int = 0
+    phases: list[tuple[float, str]] = field(default_factory=list)  # (sim time, phase) at each start
+
+
+class UnloadingController:
+    """Drives an :class:`Unloader`; call :meth:`tick` every :data:`CONTROL_PERIOD` of sim time."""
+
+    def __init__(self, robot: Unloader, announce: Callable[[str], None] | None = None, seed: int = 0):
+        self.robot, self.sim = robot, robot.engine
+        self.announce = announce or (lambda action: None)
+        self.rng = np.random.default_rng(seed)
+        self.joints = list(MAX_SPEED)
+        start = self.sim.get_states([robot.name])[0][0, 0]
+        self.drive_offset = start - robot.positions(["drive"])[0]  # model x = offset + drive
+        self.cmd = dict(zip(self.joints, robot.positions(self.joints)))
+        self.cmd["nose_pitch"] = NOSE_UP
+        self.target = dict(self.cmd)
+        self.queue: list[Move] = []
+        self.move: Move | None = None
+        self.move_started = 0.0
+        self.reached_at: float | None = None
+        self.failed = np.zeros(len(robot.packets), int)
+        self.idle_sweeps = 0
+        self.stats = ControllerStats()
+        self._unloaded_at_sweep = 0
+
+    # --- the loop --------------------------------------------------------------------------------
+    def tick(self) -> None:
+        t = self.sim.time
+        if self.move is None or self._move_done(t):
+            if not self.queue:
+                self.queue = self._plan()
+            self.move = self.queue.pop(0)
+            self.move_started, self.reached_at = t, None
+            self.target.update(self.move.targets)
+            self.stats.phases.append((t, self.move.phase))
+            if self.move.on_start:
+                self.move.on_start()
+        for j in self.joints:  # ramp every command towards its target
+            step = MAX_SPEED[j] * CONTROL_PERIOD
+            self.cmd[j] += float(np.clip(self.target[j] - self.cmd[j], -step, step))
+        self.robot.command(self.cmd)
+
+    def _move_done(self, t: float) -> bool:
+        m = self.move
+        if m.stop_when is not None and m.stop_when():
+            return True
+        if self.reached_at is None:
+            at = all(abs(self.cmd[j] - v) < 1e-9 for j, v in m.targets.items())
+            if at:
+                err = np.abs(self.robot.positions(list(m.targets)) - np.array(list(m.targets.values())))
+                at = bool((err < TOLERANCE * 3).all())
+            if at or t - self.move_started > m.timeout:
+                self.reached_at = t
+        return self.reached_at is not None and t - self.reached_at >= m.dwell
+
+    # --- perception ------------------------------------------------------------------------------
+    def _model_x(self) -> float:
+        return self.drive_offset + self.robot.positions(["drive"])[0]
+
+    def _face(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Indices, AABB lows and highs of the in-truck packets ahead of the base."""
+        idx = np.flatnonzero(self.robot.conveyor.in_truck)
+        poses = self.sim.get_states([self.robot.packets[i] for i in idx])[0]
+        lo, hi = box_aabbs(poses, self.robot.packet_half[idx])
+        ahead = lo[:, 0] > self._model_x() + geo.BASE_FRONT + 0.05
+        return idx[ahead], lo[ahead], hi[ahead]
+
+    # --- planning --------------------------------------------------------------------------------
+    def _plan(self) -> list[Move]:
+        idx, lo, hi = self._face()
+        if not idx.size:
+            return [Move("idle", {}, timeout=0.0, dwell=1.0)]
+        front = lo[:, 0].min()
+        near = lo[:, 0] < front + LAYER
+        tall = near & (hi[:, 2] > TALL) & (self.failed[idx] < 2)
+        if self.idle_sweeps >= 2:  # sweeping gets nothing: pick low packets as well
+            tall = near & (self.failed[idx] < 2)
+        if tall.any():
+            cand = np.flatnonzero(tall)
+            best = cand[np.lexsort((np.abs(lo[cand, 1] + hi[cand, 1]), -hi[cand, 2]))[0]]
+            return self._pick(idx[best], lo[best], hi[best], front)
+        self.failed[idx[near]] = 0
+        return self._sweep(front)
+
+    def _pick(self, packet: int, lo: np.ndarray, hi: np.ndarray, front: float) -> list[Move]:
+        self.stats.picks += 1
+        jitter = self.rng.uniform(-0.03, 0.03, 2)
+        centre = 0.5 * (lo + hi)
+        z = float(np.clip(centre[2] + jitter[1], 0.55, 2.45))
+        y = float(np.clip(centre[1] + jitter[0], -0.7, 0.7))
+        face = lo[0]
+        model_x = min(face - CUP_AHEAD - geo.TOOL_HOME[0] - REACH_NOMINAL - EXTEND + PRESS,
+                      front - NOSE_TIP - 0.05)
+        reach = float(np.clip(face - CUP_AHEAD - geo.TOOL_HOME[0] - model_x - EXTEND + PRESS,
+                              -1.3, 1.6))
+        drive = model_x - self.drive_offset
+        gripped_before = [0]
+
+        def start_extend() -> None:
+            self.announce("extend")
+            self.robot.suction_on(True)
+
+        def count_grip() -> None:
+            held = self.robot.suction.held_bodies()
+            gripped_before[0] = len(held)
+            self.stats.gripped += len(held)
+            if not len(held):
+                self.failed[packet] += 1
+
+        def release() -> None:
+            self.robot.suction_on(False)
+
+        def retract() -> None:
+            self.announce("retract")
+
+        lift = z - geo.TOOL_HOME[2]
+        return [
+            Move("approach", {"drive": drive, "arm_lift": lift + 0.02, "arm_shift": y,
+                              "arm_reach": reach, "wrist_pitch": 0.0, "wrist_yaw": 0.0,
+                              "plunger_extend": 0.0, "nose_pitch": NOSE_UP, "nose_reach": 0.0,
+                              "sweep_left": 0.0, "sweep_right": 0.0}, timeout=10.0),
+            Move("extend", {"arm_lift": lift, "plunger_extend": EXTEND}, timeout=2.0,
+                 dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=start_extend),
+            Move("lift", {"arm_lift": lift + 0.05}, timeout=1.0, dwell=0.1, on_start=count_grip),
+            Move("withdraw", {"arm_lift": self._crossing_lift(lift + 0.05), "plunger_extend": 0.05},
+                 timeout=3.0),
+            Move("withdraw", {"arm_reach": -1.0}, timeout=5.0),
+            Move("lower", {"arm_lift": self._release_lift()}, timeout=3.0),
+            Move("release", {}, timeout=0.0, dwell=0.6 * self.rng.uniform(0.8, 1.2), on_start=release),
+            Move("retract", {"plunger_extend": 0.0}, timeout=1.0, on_start=retract),
+        ]
+
+    def _held_bottom_below_tool(self) -> float:
+        """How far the lowest held packet's bottom is below the tool frame (0 when none held)."""
+        held = self.robot.suction.held_bodies()
+        if not held.size:
+            return 0.0
+        rows = np.searchsorted(self.robot.conveyor.packet_body, held)
+        d = self.sim.data
+        bottom = d.xpos[held, 2] - self.robot.packet_half[rows].max(axis=1)
+        tool_z = geo.TOOL_HOME[2] + self.robot.positions(["arm_lift"])[0]
+        return float(max(0.0, tool_z - bottom.min()))
+
+    def _crossing_lift(self, lift: float) -> float:
+        need = CROSSING_BOTTOM + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
+        return float(np.clip(max(lift, need), -0.45, 1.45))
+
+    def _release_lift(self) -> float:
+        need = geo.BELT_TOP + RELEASE_CLEARANCE + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
+        return float(np.clip(need, -0.45, 1.45))
+
+    def _sweep(self, front: float) -> list[Move]:
+        self.stats.sweeps += 1
+        unloaded = self.robot.unloaded
+        self.idle_sweeps = self.idle_sweeps + 1 if unloaded == self._unloaded_at_sweep else 0
+        self._unloaded_at_sweep = unloaded
+        start = front - NOSE_TIP - 0.1 - self.drive_offset
+        depth = 0.6 + self.rng.uniform(-0.05, 0.05)
+        arm_up = {"arm_lift": 1.2, "arm_reach": -0.8, "plunger_extend": 0.0, "arm_shift": 0.0}
+        drive_now = self.robot.positions(["drive"])
+        return [
+            Move("nose_down", {**arm_up, "drive": min(start, float(drive_now[0])),
+                               "nose_pitch": 0.0, "nose_reach": 0.0,
+                               "sweep_left": 0.0, "sweep_right": 0.0}, timeout=8.0),
+            Move("sweep", {"drive": start + depth, "nose_reach": 0.3}, timeout=6.0,
+                 stop_when=self._blocked),
+            Move("sweep", {"sweep_left": -1.1, "sweep_right": 1.1}, timeout=1.5),
+            Move("convey", {"sweep_left": 0.0, "sweep_right": 0.0}, timeout=1.5, dwell=1.5),
+            Move("back_off", {"drive": start - 0.2, "nose_reach": 0.0, "nose_pitch": NOSE_UP},
+                 timeout=5.0),
+        ]
+
+    def _blocked(self) -> bool:
+        """The base lags its command by more than 0.15 m: it is pushing against the load."""
+        return self.cmd["drive"] - self.robot.positions(["drive"])[0] > 0.15
+
+
+def run(controller: UnloadingController, duration: float,
+        every_tick: Callable[[], None] | None = None) -> None:
+    """Tick the controller and step the engine for ``duration`` seconds of sim time."""
+    sim = controller.sim
+    steps = max(1, int(round(CONTROL_PERIOD / sim.step_size)))
+    end = sim.time + duration
+    while sim.time < end - 1e-9:
+        controller.tick()
+        sim.step(steps)
+        if every_tick is not None:
+            every_tick()

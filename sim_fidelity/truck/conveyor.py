@@ -1,0 +1,138 @@
+"""The ``sim_fidelity_conveyor`` script: belts emulated by velocities, and unload counting.
+
+A belt is a collision of a robot link (``<belt><link><collision><speed><direction>``, direction in
+the link frame). Each physics step, every packet in contact with a belt gets the belt's surface
+velocity along the belt (plus the robot's drive velocity), a pull towards the belt's centre line
+across it, and keeps its velocity normal to the belt: a cheap stand-in for belt friction. Every
+``check_period`` seconds, packets behind the model's ``unload_x`` (model frame) count as unloaded:
+they are moved to a storage yard beside the dock, at rest, and their DYNAMICS and COLLISION levers
+are switched off, so they cost next to nothing for the rest of the run.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..simulator.engine import MujocoEngine
+from ..simulator.protocol import Lever
+
+CONVEYOR_FILENAME = "sim_fidelity_conveyor"
+CENTERING_GAIN = 2.0  # 1/s: lateral velocity per metre off the belt's centre line
+ANGULAR_DAMPING = 0.5  # angular velocity kept per step on a belt
+STORAGE_ORIGIN = np.array([-30.0, -10.0])  # m: storage yard (x, y), 1 m grid, 20 per row
+
+
+@dataclass
+class Belt:
+    geom: int
+    body: int
+    speed: float
+    direction: np.ndarray  # unit, link frame
+
+
+class Conveyor:
+    """Belts and unload counting of one robot model over the given packets (model names)."""
+
+    def __init__(self, engine: MujocoEngine, robot: str, packets: list[str], drive_dof: int,
+                 check_period: float = 0.05):
+        m, w = engine.model, engine.world
+        name = next(n for n, r in w.plugins.items()
+                    if r.filename == CONVEYOR_FILENAME and r.parent == robot)
+        self.plugin = name
+        root = ET.fromstring(w.plugins[name].xml)
+        self.belts = []
+        for b in root.findall("belt"):
+            link = f"{robot}::{b.findtext('link').strip()}"
+            geom = m.geom(f"{link}::{b.findtext('collision').strip()}").id
+            direction = np.array([float(v) for v in b.findtext("direction").split()])
+            self.belts.append(Belt(geom, m.body(link).id, float(b.findtext("speed")),
+                                   direction / np.linalg.norm(direction)))
+        self.unload_x = float(root.findtext("unload_x"))
+        self.robot = robot
+        self.drive_dof = drive_dof
+        self.packets = list(packets)
+        self.packet_body = np.array([m.body(f"{p}::link").id for p in packets], int)
+        self.packet_dof = m.jnt_dofadr[m.body_jntadr[self.packet_body]]
+        self.packet_qpos = m.jnt_qposadr[m.body_jntadr[self.packet_body]]
+        self.belt_of_geom = np.full(m.ngeom, -1, int)
+        self.belt_of_geom[[b.geom for b in self.belts]] = np.arange(len(self.belts))
+        self.packet_of_geom = np.full(m.ngeom, -1, int)
+        row_of_body = np.full(m.nbody, -1, int)
+        row_of_body[self.packet_body] = np.arange(len(packets))
+        self.packet_of_geom[:] = row_of_body[m.geom_bodyid]
+        self.packet_of_geom[m.geom_contype == 0] = -1  # visuals
+        self.packet_half_height = np.array(
+            [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0], 2]
+             for b in self.packet_body])
+        self.in_truck = np.ones(len(packets), bool)
+        self.unload_times: list[float] = []
+        self.check_every = max(1, int(round(check_period / engine.step_size)))
+        self._steps = 0
+        self._speed = np.array([b.speed for b in self.belts])
+        self._dir_local = np.array([b.direction for b in self.belts])
+        self._belt_body = np.array([b.body for b in self.belts], int)
+        self._belt_geom = np.array([b.geom for b in self.belts], int)
+
+    @property
+    def unloaded(self) -> int:
+        return len(self.unload_times)
+
+    def __call__(self, engine: MujocoEngine) -> None:
+        if engine.script_enabled(self.plugin):
+            self._drive_belts(engine)
+        self._steps += 1
+        if self._steps % self.check_every == 0:
+            self._count_unloaded(engine)
+
+    def _drive_belts(self, engine: MujocoEngine) -> None:
+        d = engine.data
+        ncon = d.ncon
+        if not ncon:
+            return
+        geoms = d.contact.geom[:ncon]
+        belt = self.belt_of_geom[geoms]
+        pk = self.packet_of_geom[geoms]
+        on0 = (belt[:, 0] >= 0) & (pk[:, 1] >= 0)
+        on1 = (belt[:, 1] >= 0) & (pk[:, 0] >= 0)
+        if not (on0.any() or on1.any()):
+            return
+        rows = np.concatenate([pk[on0, 1], pk[on1, 0]])
+        belts = np.concatenate([belt[on0, 0], belt[on1, 1]])
+        rows, first = np.unique(rows, return_index=True)
+        belts = belts[first]
+        mats = d.xmat[self._belt_body[belts]].reshape(-1, 3, 3)
+        along = np.einsum("nij,nj->ni", mats, self._dir_local[belts])
+        across = mats[:, :, 1]
+        normal = np.cross(along, across)
+        dof = self.packet_dof[rows]
+        lin = d.qvel[dof[:, None] + np.arange(3)]
+        offset = np.einsum("ni,ni->n", d.xpos[self.packet_body[rows]] - d.geom_xpos[self._belt_geom[belts]],
+                           across)
+        base_v = np.array([d.qvel[self.drive_dof], 0.0, 0.0])
+        v = (self._speed[belts, None] * along + base_v
+             + np.einsum("ni,ni->n", lin, normal)[:, None] * normal
+             - CENTERING_GAIN * offset[:, None] * across)
+        d.qvel[dof[:, None] + np.arange(3)] = v
+        d.qvel[dof[:, None] + np.arange(3, 6)] *= ANGULAR_DAMPING
+
+    def _count_unloaded(self, engine: MujocoEngine) -> None:
+        d = engine.data
+        model_pose = engine.get_states([self.robot])[0][0]
+        rows = np.flatnonzero(self.in_truck)
+        gone = rows[d.xpos[self.packet_body[rows], 0] < model_pose[0] + self.unload_x]
+        if not gone.size:
+            return
+        k = self.unloaded + np.arange(gone.size)
+        qa = self.packet_qpos[gone][:, None]
+        d.qpos[qa + np.arange(3)] = np.stack(
+            [STORAGE_ORIGIN[0] - k // 20, STORAGE_ORIGIN[1] + k % 20,
+             self.packet_half_height[gone] + 0.001], axis=1)
+        d.qpos[qa + np.arange(3, 7)] = [1.0, 0.0, 0.0, 0.0]
+        d.qvel[self.packet_dof[gone][:, None] + np.arange(6)] = 0.0
+        names = [self.packets[i] for i in gone]
+        engine.set_lever(names, Lever.DYNAMICS, False)
+        engine.set_lever(names, Lever.COLLISION, False)
+        self.in_truck[gone] = False
+        self.unload_times += [engine.time] * gone.size

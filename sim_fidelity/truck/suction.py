@@ -1,0 +1,152 @@
+"""The ``sim_fidelity_suction`` script: one suction cup per plunger, as an engine step hook.
+
+Every suction plugin of the world (on a cup link, naming its proximity ``<sensor>``) is one row of
+this vectorised script. At the sensor's update rate it casts each enabled sensor's ray along the
+cup axis and, while suction is commanded on, grips every packet that a cup touches and sees within
+``grip_distance``: the grip is a weld constraint from the cup to the packet, allocated inactive per
+plunger before the world is compiled (:func:`add_suction_welds`) and retargeted at run time.
+Switching suction off releases every grip at once. A plunger whose script (SCRIPT lever) or sensor
+(SENSOR lever) is off neither senses nor grips, and drops what it held.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import mujoco
+import numpy as np
+
+from ..simulator.engine import MujocoEngine
+from ..simulator.sdf.records import LoadedWorld
+
+SUCTION_FILENAME = "sim_fidelity_suction"
+RAY_GROUP = 3  # cups are moved to this geom group so their own rays skip them
+WELD_SUFFIX = "::weld"
+
+
+def suction_plugins(world: LoadedWorld) -> list[str]:
+    return [n for n, r in world.plugins.items() if r.filename == SUCTION_FILENAME]
+
+
+def add_suction_welds(world: LoadedWorld) -> None:
+    """Allocate one inactive weld per suction plugin (cup -> world) in ``world.spec``."""
+    for name in suction_plugins(world):
+        world.spec.add_equality(name=name + WELD_SUFFIX, type=mujoco.mjtEq.mjEQ_WELD,
+                                objtype=mujoco.mjtObj.mjOBJ_BODY,
+                                name1=world.plugins[name].parent, name2="world", active=False)
+
+
+class Suction:
+    """All suction scripts of one engine; call :meth:`command` to switch suction on or off."""
+
+    def __init__(self, engine: MujocoEngine, grippable: np.ndarray):
+        m, w = engine.model, engine.world
+        self.plugins = suction_plugins(w)
+        n = len(self.plugins)
+        self.sensors, rates, self.grip_distance = [], [], np.empty(n)
+        for i, name in enumerate(self.plugins):
+            rec = w.plugins[name]
+            root = ET.fromstring(rec.xml)
+            sensor = f"{rec.parent}::{root.findtext('sensor', 'proximity').strip()}"
+            self.sensors.append(sensor)
+            rates.append(w.sensors[sensor].update_rate or 1.0 / engine.step_size)
+            self.grip_distance[i] = float(root.findtext("grip_distance", "0.01"))
+        sensor_xml = [ET.fromstring(w.sensors[s].xml) for s in self.sensors]
+        self.range = np.array([float(x.findtext("ray/range/max", "0.1")) for x in sensor_xml])
+        self.sensor_offset = np.array([w.sensors[s].pose[:3] for s in self.sensors]).reshape(n, 3)
+        self.cup_body = np.array([m.body(w.plugins[p].parent).id for p in self.plugins], int)
+        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0]
+                                  for b in self.cup_body], int)
+        m.geom_group[self.cup_geom] = RAY_GROUP
+        self.eq = np.array([m.equality(p + WELD_SUFFIX).id for p in self.plugins], int)
+        self.period = max(1, int(round(1.0 / (min(rates) * engine.step_size))))
+        self.grippable = np.zeros(m.nbody, bool)
+        self.grippable[grippable] = True
+        self.geom_group_mask = np.array([1, 0, 0, 0, 0, 0], np.uint8)
+        self.on = False
+        self.held = np.full(n, -1, int)  # body id held by each cup, -1 when none
+        self.readings = np.full(n, np.inf)  # metres to the nearest geom along each cup axis
+        self.active = np.ones(n, bool)
+        self._steps = 0
+        self._geomid = np.zeros(1, np.int32)
+
+    def __len__(self) -> int:
+        return len(self.plugins)
+
+    def command(self, engine: MujocoEngine, on: bool) -> None:
+        """Suction on (grip what the cups touch from the next update) or off (release all now)."""
+        self.on = bool(on)
+        if not on:
+            self._release(engine, np.flatnonzero(self.held >= 0))
+
+    def __call__(self, engine: MujocoEngine) -> None:
+        self._steps += 1
+        if self._steps % self.period:
+            return
+        self.active = np.array([engine.script_enabled(p) and engine.sensor_enabled(s)
+                                for p, s in zip(self.plugins, self.sensors)], bool)
+        self._release(engine, np.flatnonzero(~self.active & (self.held >= 0)))
+        self._sense(engine)
+        if self.on:
+            self._grip(engine)
+
+    def _sense(self, engine: MujocoEngine) -> None:
+        m, d = engine.model, engine.data
+        self.readings[:] = np.inf
+        idx = np.flatnonzero(self.active)
+        if not idx.size:
+            return
+        mats = d.xmat[self.cup_body[idx]].reshape(-1, 3, 3)
+        origins = d.xpos[self.cup_body[idx]] + np.einsum("nij,nj->ni", mats, self.sensor_offset[idx])
+        axes = np.ascontiguousarray(mats[:, :, 0])
+        for k, i in enumerate(idx):
+            dist = mujoco.mj_ray(m, d, origins[k], axes[k], self.geom_group_mask, 1, -1, self._geomid)
+            if 0 <= dist <= self.range[i]:
+                self.readings[i] = dist
+
+    def _grip(self, engine: MujocoEngine) -> None:
+        m, d = engine.model, engine.data
+        ncon = d.ncon
+        if not ncon:
+            return
+        geoms = d.contact.geom[:ncon]
+        bodies = m.geom_bodyid[geoms]
+        cup_row = np.full(m.ngeom, -1, int)
+        cup_row[self.cup_geom] = np.arange(len(self))
+        rows, other = [], []
+        for a, b in ((0, 1), (1, 0)):
+            r = cup_row[geoms[:, a]]
+            hit = (r >= 0) & self.grippable[bodies[:, b]]
+            rows.append(r[hit]), other.append(bodies[hit, b])
+        rows_a, other_a = np.concatenate(rows), np.concatenate(other)
+        ok = (self.held[rows_a] < 0) & self.active[rows_a] & (self.readings[rows_a] <= self.grip_distance[rows_a])
+        rows_a, other_a = rows_a[ok], other_a[ok]
+        rows_a, first = np.unique(rows_a, return_index=True)
+        other_a = other_a[first]
+        if not rows_a.size:
+            return
+        cups = self.cup_body[rows_a]
+        r1 = d.xmat[cups].reshape(-1, 3, 3)
+        relpos = np.einsum("nji,nj->ni", r1, d.xpos[other_a] - d.xpos[cups])
+        relquat = np.empty((len(cups), 4))
+        inv = np.empty(4)
+        for k, (c, o) in enumerate(zip(cups, other_a)):
+            mujoco.mju_negQuat(inv, d.xquat[c])
+            mujoco.mju_mulQuat(relquat[k], inv, d.xquat[o])
+        eq = self.eq[rows_a]
+        m.eq_obj2id[eq] = other_a
+        m.eq_data[eq, 0:3] = 0.0
+        m.eq_data[eq, 3:6] = relpos
+        m.eq_data[eq, 6:10] = relquat
+        d.eq_active[eq] = 1
+        self.held[rows_a] = other_a
+
+    def _release(self, engine: MujocoEngine, rows: np.ndarray) -> None:
+        if not rows.size:
+            return
+        engine.data.eq_active[self.eq[rows]] = 0
+        engine.model.eq_obj2id[self.eq[rows]] = 0
+        self.held[rows] = -1
+
+    def held_bodies(self) -> np.ndarray:
+        """Distinct body ids held by any cup now."""
+        return np.unique(self.held[self.held >= 0])
