@@ -93,5 +93,6 @@ class Probe:
 
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)
+        self._thread.join(timeout=2.0)
         self.node.destroy_node()
         self.context.try_shutdown()

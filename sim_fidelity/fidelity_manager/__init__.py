@@ -7,7 +7,7 @@ from .errors import ConfigError
 from .levels import Level, parse_level
 from .manager import FidelityManager, TickReport
 from .objects import BUILTIN_TYPES, ObjectType
-from .shutdown import Interrupted, raise_on_signals
+from ..shutdown import Interrupted, raise_on_signals
 from .trees import Tree, TreeSet
 
 __all__ = ["BUILTIN_TYPES", "ConfigError", "FidelityConfig", "FidelityManager", "HIFI", "Interrupted",

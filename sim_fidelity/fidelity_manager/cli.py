@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from .manager import FidelityManager
-from .shutdown import Interrupted, raise_on_signals
+from ..shutdown import Interrupted, raise_on_signals
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ its trees' levels, and lets the helper bank apply the changes in batch. A level 
 the signalers (:meth:`FidelityManager.set_fidelity` with ``hold=True``) or set once; a set-once
 level stays until the tree's signalled level next changes (helpers toggle only on a change of the
 signal). ``close()`` (also on leaving a ``with`` block, on exceptions, and, with
-:func:`~.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its start state.
+:func:`sim_fidelity.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its start state.
 """
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ On shutdown (SIGINT, SIGTERM, exception) every object is restored before the nod
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -129,63 +128,41 @@ class FidelityManagerNode:
 
 def main(args: list[str] | None = None) -> int:
     """console_script ``fidelity_manager``: ``--ros-args -p config:=... -p preset:=adfi-1``."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    import rclpy
-    from rcl_interfaces.msg import ParameterDescriptor
-    from rclpy.executors import MultiThreadedExecutor
-    from rclpy.parameter import Parameter
-    from rclpy.signals import SignalHandlerOptions
-
+    from ..ros_node import run_node
     from ..simulator.errors import SimulatorError
     from ..simulator.ros_client import RosSimulator
     from .errors import ConfigError
     from .manager import FidelityManager
-    from .shutdown import Interrupted, raise_on_signals
 
-    # SIGINT/SIGTERM are ours: the simulator must stay reachable while everything is restored.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("fidelity_manager",
-                             parameter_overrides=[Parameter("use_sim_time", value=True)])
-    for name, (default, description) in PARAMETERS.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
-    p = {name: node.get_parameter(name).value for name in PARAMETERS}
-    log = node.get_logger()
-    sim = manager = None
-    code = 0
-    with raise_on_signals():
+    def start(node, p: dict):
+        if not p["config"]:
+            raise ConfigError("<parameters>", "config", "parameter 'config' is empty")
+        sim = RosSimulator(server=p["server"], timeout=p["timeout"],
+                           world_file=p["world_file"] or None)
         try:
-            if not p["config"]:
-                raise ConfigError("<parameters>", "config", "parameter 'config' is empty")
-            sim = RosSimulator(server=p["server"], timeout=p["timeout"],
-                               world_file=p["world_file"] or None)
             sim.wait_for_server()
             manager = FidelityManager(sim, p["config"], p["preset"] or None)
-            FidelityManagerNode(node, manager)
-            log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
-                     f"{p['rate']:g} Hz of sim time")
-            executor = MultiThreadedExecutor(num_threads=2)
-            executor.add_node(node)
-            executor.spin()
-        except Interrupted as e:
-            log.info(f"{e}: restoring every object")
-            code = 0
-        except (ConfigError, SimulatorError) as e:
-            log.error(str(e))
-            code = 2
-        finally:
-            if manager is not None:
-                started = time.perf_counter()
-                manager.close()
-                left = manager.mismatches()
-                (log.error if left else log.info)(
-                    f"restored in {(time.perf_counter() - started) * 1e3:.1f} ms; "
-                    f"{len(left)} objects differ from their start state")
-                code = code or (3 if left else 0)
-            if sim is not None:
-                sim.close()
-            node.destroy_node()
-            rclpy.try_shutdown()
-    return code
+        except Exception:
+            sim.close()
+            raise
+        FidelityManagerNode(node, manager)
+        log = node.get_logger()
+        log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
+                 f"{p['rate']:g} Hz of sim time")
+
+        def restore() -> int:
+            started = time.perf_counter()
+            manager.close()
+            left = manager.mismatches()
+            (log.error if left else log.info)(
+                f"restored in {(time.perf_counter() - started) * 1e3:.1f} ms; "
+                f"{len(left)} objects differ from their start state")
+            sim.close()
+            return 3 if left else 0
+        return restore
+
+    return run_node("fidelity_manager", PARAMETERS, start, errors=(ConfigError, SimulatorError),
+                    threads=2, args=args)
 
 
 if __name__ == "__main__":

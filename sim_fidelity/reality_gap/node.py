@@ -14,7 +14,6 @@ f_k predicts one sampling period of the spec ahead, so ``rate`` defaults to the 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import threading
 
@@ -94,59 +93,41 @@ class KernelManagerNode:
 
 def main(args: list[str] | None = None) -> int:
     """console_script ``kernel_manager``: ``--ros-args -p kernels:=kernels.yaml``."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    import rclpy
-    from rcl_interfaces.msg import ParameterDescriptor
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
-    from rclpy.signals import SignalHandlerOptions
-
-    from ..fidelity_manager.shutdown import Interrupted, raise_on_signals
+    from ..ros_node import run_node
     from ..simulator.errors import SimulatorError
     from ..simulator.ros_client import RosSimulator
     from .errors import RealityGapError
 
-    # SIGINT/SIGTERM are ours: the sensor overrides are released before the node goes.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("kernel_manager",
-                             parameter_overrides=[Parameter("use_sim_time", value=True)])
-    for name, (default, description) in PARAMETERS.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
-    p = {name: node.get_parameter(name).value for name in PARAMETERS}
-    log = node.get_logger()
-    sim = runner = None
-    code = 0
-    with raise_on_signals():
+    def start(node, p: dict):
+        if not p["kernels"]:
+            raise RealityGapError("parameter 'kernels' is empty: give a kernels file")
+        kernels = KernelSet.load(p["kernels"])
+        rate = p["rate"] or kernels.spec.rate_hz
+        sim = RosSimulator(server=p["server"], timeout=p["timeout"])
         try:
-            if not p["kernels"]:
-                raise RealityGapError("parameter 'kernels' is empty: give a kernels file")
-            kernels = KernelSet.load(p["kernels"])
-            rate = p["rate"] or kernels.spec.rate_hz
-            sim = RosSimulator(server=p["server"], timeout=p["timeout"])
             sim.wait_for_server()
-            runner = KernelRunner(sim, kernels)
-            manager = KernelManagerNode(node, runner, rate)
-            log.info(f"{len(kernels)} kernels from {p['kernels']}, {rate:g} Hz of sim time, "
-                     f"state from {sorted({s.topic for s in manager.sources})}")
-            executor = SingleThreadedExecutor()
-            executor.add_node(node)
-            executor.spin()
-        except Interrupted as e:
-            log.info(f"{e}: stopping")
-        except (RealityGapError, SimulatorError) as e:
-            log.error(str(e))
-            code = 2
-        finally:
-            if runner is not None:
-                try:
-                    runner.release()
-                except SimulatorError as e:
-                    log.error(f"could not release the sensor overrides: {e}")
-            if sim is not None:
+        except SimulatorError:
+            sim.close()
+            raise
+        runner = KernelRunner(sim, kernels)
+        manager = KernelManagerNode(node, runner, rate)
+        log = node.get_logger()
+        log.info(f"{len(kernels)} kernels from {p['kernels']}, {rate:g} Hz of sim time, "
+                 f"state from {sorted({s.topic for s in manager.sources})}")
+
+        def release() -> int:  # the sensor overrides go before the node does
+            try:
+                runner.release()
+            except SimulatorError as e:
+                log.error(f"could not release the sensor overrides: {e}")
+                return 3
+            finally:
                 sim.close()
-            node.destroy_node()
-            rclpy.try_shutdown()
-    return code
+            return 0
+        return release
+
+    return run_node("kernel_manager", PARAMETERS, start, errors=(RealityGapError, SimulatorError),
+                    args=args)
 
 
 if __name__ == "__main__":

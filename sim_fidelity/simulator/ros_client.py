@@ -90,6 +90,7 @@ class RosSimulator:
 
     def close(self) -> None:
         self._executor.shutdown(timeout_sec=1.0)
+        self._spinner.join(timeout=2.0)  # no thread may be inside rcl when the node goes
         self._node.destroy_node()
         if self._context is not None:
             self._context.try_shutdown()

@@ -32,11 +32,12 @@ TOLERANCE = 0.02  # m or rad: a joint is "there"
 CUP_AHEAD = geo.PLATE_X + geo.TUBE_LENGTH + geo.CUP_OFFSET + geo.CUP_LENGTH / 2  # tool frame -> cup face
 NOSE_UP = -0.6  # nose_pitch raised
 NOSE_TIP = geo.NOSE_HINGE[0] + geo.NOSE_LENGTH * np.cos(geo.nose_slope())  # model frame, nose down
+NOSE_REACH_MAX = geo.NOSE_HINGE[0] + geo.NOSE_LENGTH + 0.05  # model frame: the tip at any pitch
 TALL = 0.75  # m: packets whose top is above this are picked, the rest swept
 LAYER = 0.35  # m: packets this close behind the frontmost one form the face
 REACH_NOMINAL = 0.9  # m of arm_reach when the cups meet the face
 EXTEND = 0.15  # m of plunger_extend into the face ...
-PRESS = 0.05  # ... pressing this far past first contact
+PRESS = 0.03  # ... pressing this far past first contact
 RELEASE_CLEARANCE = 0.06  # m between the lowest held packet and the belt at release
 CROSSING_BOTTOM = 0.80  # m: held packets pass over the raised nose above this
 
@@ -150,7 +151,7 @@ class UnloadingController:
         y = float(np.clip(centre[1] + jitter[0], -0.7, 0.7))
         face = lo[0]
         model_x = min(face - CUP_AHEAD - geo.TOOL_HOME[0] - REACH_NOMINAL - EXTEND + PRESS,
-                      front - NOSE_TIP - 0.05)
+                      front - NOSE_REACH_MAX - 0.05)
         reach = float(np.clip(face - CUP_AHEAD - geo.TOOL_HOME[0] - model_x - EXTEND + PRESS,
                               -1.3, 1.6))
         drive = model_x - self.drive_offset
