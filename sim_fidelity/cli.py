@@ -27,7 +27,8 @@ def _sim(args: argparse.Namespace) -> int:
     wall = engine.run_for(args.duration)
     rtf = engine.time / wall if wall > 0 else float("inf")
     summary = {"world": str(args.world), "sim_time": engine.time, "wall_time": wall,
-               "real_time_factor": rtf, "steps": steps, "step_size": engine.step_size}
+               "real_time_factor": rtf, "steps": steps, "step_size": engine.step_size,
+               "divergences": engine.divergences}
     if args.json:
         names = engine.entities(EntityKind.MODEL) + engine.entities(EntityKind.LINK)
         pose, twist = engine.get_states(names)

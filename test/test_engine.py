@@ -162,3 +162,10 @@ def test_reset_and_states(engine):
     assert engine.sim_state() == SimState.STOPPED
     f = engine.features()
     assert f.levers == frozenset(Lever) and f.spawning and f.stepping
+
+
+def test_divergence_is_reported_not_hidden(engine):
+    engine.set_states(["floating"], twists=np.array([[1e30, 0, 0, 0, 0, 0]]))
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        engine.step(5)
+    assert engine.divergences >= 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time as _time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -34,6 +35,8 @@ class _Refs:
     offset: bool  # any offset differs from identity
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
+UNSTABLE = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+            mujoco.mjtWarning.mjWARN_BADQACC)  # MuJoCo resets the state after each of these
 
 
 class MujocoEngine:
@@ -68,6 +71,7 @@ class MujocoEngine:
         self._plugin_on: dict[str, bool] = {}
         self._state = SimState.PLAYING
         self.step_hooks: list[StepHook] = []
+        self.divergences = 0  # times MuJoCo found the state unstable and reset it
         self._reindex()
         self._init_controls()
         mujoco.mj_forward(self.model, self.data)
@@ -336,6 +340,12 @@ class MujocoEngine:
             for _ in range(n):
                 mujoco.mj_step(m, d)
         self._stale = True
+        diverged = int(sum(d.warning[w].number for w in UNSTABLE))
+        if diverged > self.divergences:
+            self.divergences = diverged
+            warnings.warn(f"world '{self.world.name}': the simulation diverged (NaN or huge "
+                          f"acceleration) at t = {d.time:.4f} s and MuJoCo reset its state; "
+                          f"{diverged} time(s) so far", RuntimeWarning, stacklevel=2)
 
     def run_for(self, seconds: float) -> float:
         """Step for ``seconds`` of sim time; returns the wall time it took."""
