@@ -2,11 +2,13 @@
 in process on the engine, and over ROS through sim_server and RosSimulator."""
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
 from ros_processes import next_domain, start_node, stop, wait_for
 
+from sim_fidelity.simulator import Lever
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.errors import InvalidOperationError, SdfError, UnknownEntityError
 from sim_fidelity.simulator.sensor_values import SensorValues
@@ -132,6 +134,12 @@ def test_sim_server_publishes_and_overrides_sensor_values(tmp_path):
         assert reads(True)
         with pytest.raises(UnknownEntityError):
             sim.set_sensor_values(["robot::link::nothing"], [1.0])
+        sim.set_lever([TERRAIN], Lever.SENSOR, False)  # a disabled sensor is not published
+        time.sleep(0.2)
+        listener.latest.pop(TERRAIN_TOPIC, None)
+        assert not wait_for(lambda: TERRAIN_TOPIC in listener.latest, 1.0)
+        sim.set_lever([TERRAIN], Lever.SENSOR, True)
+        assert reads(True)
         assert proc.poll() is None
     finally:
         listener.close()

@@ -187,8 +187,10 @@ class SimServer:
         from std_msgs.msg import Bool, Float64
         with self.lock:
             values = self.sensor_values.values()
-        for (pub, kind), v in zip(self._sensor_pubs, values):
-            pub.publish(Bool(data=bool(v >= 0.5)) if kind == "bool" else Float64(data=float(v)))
+            enabled = [self.engine.sensor_enabled(n) for n in self.sensor_values.names]
+        for (pub, kind), v, on in zip(self._sensor_pubs, values, enabled):
+            if on:  # the SENSOR lever switches publishing off
+                pub.publish(Bool(data=bool(v >= 0.5)) if kind == "bool" else Float64(data=float(v)))
 
     def _publish_odometry(self) -> None:
         from nav_msgs.msg import Odometry
