@@ -6,18 +6,14 @@ node forwards a topic or service to it. Announcements may come from another thre
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Sequence
+from typing import Sequence
 
-import numpy as np
-
-from ...simulator.protocol import Simulator
 from ..levels import Level
-from ..trees import Tree
-from .base import Param, Signaler
+from .base import Param
+from .manual import ManualSignaler
 
 
-class ActionSignaler(Signaler):
+class ActionSignaler(ManualSignaler):
     """Trees go to the level mapped to the last action announced for them."""
 
     PARAMS = {
@@ -25,11 +21,6 @@ class ActionSignaler(Signaler):
                          "action name -> level"),
         "initial": Param("level", Level.LOW, "level before any action is announced"),
     }
-
-    def __init__(self, trees: Sequence[Tree], params: dict[str, Any], sim: Simulator):
-        super().__init__(trees, params, sim)
-        self.levels = self._full(params["initial"])
-        self.lock = threading.Lock()
 
     def announce(self, action: str, trees: str | Sequence[str] | None = None) -> int:
         """Apply ``action`` to the trees matching the regex(es) ``trees`` (all when None).
@@ -41,12 +32,4 @@ class ActionSignaler(Signaler):
         except KeyError:
             known = ", ".join(sorted(self.params["actions"]))
             raise KeyError(f"unknown action '{action}' (known: {known})") from None
-        mask = self._select(trees)
-        with self.lock:
-            self.levels[mask] = level
-        return int(mask.sum())
-
-    def update(self, t: float, poses: np.ndarray, twists: np.ndarray,
-               current: np.ndarray) -> np.ndarray:
-        with self.lock:
-            return self.levels.copy()
+        return self.set(level, trees)
