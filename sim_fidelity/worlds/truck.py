@@ -162,7 +162,11 @@ def layout(scenario: str, seed: int = 0) -> Layout:
         sections = SCENARIOS[scenario]
     except KeyError:
         raise ValueError(f"unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})") from None
-    rng = np.random.default_rng([seed, ord(scenario)])
+    return layout_sections(sections, np.random.default_rng([seed, ord(scenario)]))
+
+
+def layout_sections(sections: tuple[Section, ...], rng: np.random.Generator) -> Layout:
+    """The packets of any sequence of sections (walls and piles), before settling."""
     centres, sizes, yaws = [], [], []
     for sec in sections:
         if sec.kind == "wall":
