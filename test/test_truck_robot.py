@@ -67,8 +67,8 @@ def test_suction_grips_lifts_and_releases(tmp_path):
     sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, z0))
     _reach_packet(sim, robot)
     assert robot.suction.held_bodies().size == 1
-    assert 15 <= (robot.suction.held >= 0).sum() <= 25  # the cups over the 0.4 x 0.4 face
-    assert np.isfinite(robot.suction.readings).sum() >= 15
+    assert 8 <= (robot.suction.held >= 0).sum() <= 25  # cups over the 0.4 x 0.4 face (of 45)
+    assert np.isfinite(robot.suction.readings).sum() >= 8
     _settle_to(sim, robot, {"arm_lift": 0.3}, 1.5)
     lifted = sim.get_states(["packet_0000"])[0][0, 2]
     assert lifted > z0 + 0.25

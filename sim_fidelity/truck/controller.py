@@ -40,6 +40,7 @@ EXTEND = 0.15  # m of plunger_extend into the face ...
 PRESS = 0.03  # ... pressing this far past first contact
 RELEASE_CLEARANCE = 0.06  # m between the lowest held packet and the belt at release
 CROSSING_BOTTOM = 0.80  # m: held packets pass over the raised nose above this
+SWEEP_SPEED = 0.15  # m/s: driving the nose into packets
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Move:
     dwell: float = 0.0
     on_start: Callable[[], None] | None = None
     stop_when: Callable[[], bool] | None = None
+    speeds: dict[str, float] = field(default_factory=dict)  # per-joint speed limits for this move
 
 
 @dataclass
@@ -97,7 +99,7 @@ class UnloadingController:
             if self.move.on_start:
                 self.move.on_start()
         for j in self.joints:  # ramp every command towards its target
-            step = MAX_SPEED[j] * CONTROL_PERIOD
+            step = self.move.speeds.get(j, MAX_SPEED[j]) * CONTROL_PERIOD
             self.cmd[j] += float(np.clip(self.target[j] - self.cmd[j], -step, step))
         self.robot.command(self.cmd)
 
@@ -223,8 +225,8 @@ class UnloadingController:
             Move("nose_down", {**arm_up, "drive": min(start, float(drive_now[0])),
                                "nose_pitch": 0.0, "nose_reach": 0.0,
                                "sweep_left": 0.0, "sweep_right": 0.0}, timeout=8.0),
-            Move("sweep", {"drive": start + depth, "nose_reach": 0.3}, timeout=6.0,
-                 stop_when=self._blocked),
+            Move("sweep", {"drive": start + depth, "nose_reach": 0.3}, timeout=8.0,
+                 stop_when=self._blocked, speeds={"drive": SWEEP_SPEED, "nose_reach": SWEEP_SPEED}),
             Move("sweep", {"sweep_left": -1.1, "sweep_right": 1.1}, timeout=1.5),
             Move("convey", {"sweep_left": 0.0, "sweep_right": 0.0}, timeout=1.5, dwell=1.5),
             Move("back_off", {"drive": start - 0.2, "nose_reach": 0.0, "nose_pitch": NOSE_UP},

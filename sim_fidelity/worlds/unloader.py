@@ -38,8 +38,8 @@ BELT_REAR = -1.0  # m, rear end of the body conveyor (model frame)
 BASE_FRONT = 1.0
 TOOL_HOME = (0.70, 0.0, 1.0)  # tool frame at zero arm joints
 NOSE_HINGE = (1.02, 0.0, 0.49)
-NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS = 1.1, 0.95, 0.03
-NOSE_TIP_Z = 0.015  # m, height of the ramp's lower edge at nose_pitch = 0
+NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS = 1.1, 0.95, 0.01
+NOSE_TIP_Z = 0.004  # m, height of the ramp's lower edge at nose_pitch = 0 (a thin scoop)
 SENSOR_RANGE = 0.10  # m
 SENSOR_RATE = 50.0  # Hz
 
@@ -187,7 +187,7 @@ def model_sdf() -> str:
     tip_x = hx + NOSE_LENGTH * math.cos(slope)
     for side, sign in (("left", 1), ("right", -1)):
         paddle = _box("paddle", (0.45, 0.04, 0.2), "0.2 0 0.1 0 0 0")
-        links.append(_link(f"sweeper_{side}", (tip_x - 0.25, sign * (NOSE_WIDTH / 2 + 0.03),
+        links.append(_link(f"sweeper_{side}", (tip_x - 0.45, sign * (NOSE_WIDTH / 2 + 0.03),
                                                 NOSE_TIP_Z + 0.01, 0, 0, 0), paddle, _inertial(5, 0.2)))
     joints = [_joint("drive", "prismatic", "world", "base", "1 0 0", -5.0, 20.0, effort=DRIVE[3]),
               _joint("body_conveyor_mount", "fixed", "base", "body_conveyor", "1 0 0", 0, 0)]
@@ -197,7 +197,7 @@ def model_sdf() -> str:
     conveyor = ('\n    <plugin filename="sim_fidelity_conveyor" name="conveyor">'
                 "<belt><link>body_conveyor</link><collision>belt</collision><speed>0.8</speed>"
                 "<direction>-1 0 0</direction></belt>"
-                "<belt><link>nose</link><collision>belt</collision><speed>0.8</speed>"
+                "<belt><link>nose</link><collision>belt</collision><speed>1.2</speed>"
                 f"<direction>-{math.cos(slope):.6f} 0 {math.sin(slope):.6f}</direction></belt>"
                 f"<unload_x>{BELT_REAR - 0.05:g}</unload_x></plugin>")
     return f"""<?xml version="1.0"?>

@@ -1,0 +1,233 @@
+"""``simfid bench truck``: the truck-unloading benchmark of paper 000 (Sec. 5, Fig. 4, 6, 7).
+
+Every mode runs the same scenario with the same seeds (repeat ``r`` uses controller seed ``r``), one
+after the other in this process: ``hifi`` (manager off), ``hifi-sleep`` (manager off, MuJoCo's
+sleeping islands on), ``adfi-1/2/3`` (the presets of ``config/truck.yaml``). Reported per mode: the
+real-time factor (sim time / wall time), packets unloaded and the unload rate (packets/hour) with
+their spread over repeats, the absolute percent error of the mean rate against ``hifi``, and the
+manager's time per tick and as a share of the physics step time.
+
+    simfid bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-2,adfi-3 --duration 60 \\
+        --repeats 3 [--json] [--plots docs/img]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..fidelity_manager import FidelityManager
+from .controller import CONTROL_PERIOD, UnloadingController
+from .robot import REPO, load_truck
+
+MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3")
+CONFIG = REPO / "config" / "truck.yaml"
+SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
+PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
+
+
+def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None) -> dict[str, Any]:
+    """One run of ``duration`` sim seconds; returns its measurements."""
+    sim, robot = load_truck(scenario, sleep=(mode == "hifi-sleep"))
+    preset = "hifi" if mode.startswith("hifi") else mode
+    manager = FidelityManager(sim, CONFIG, preset)
+    plungers = manager.signalers.get("plungers")
+    controller = UnloadingController(robot, plungers.announce if plungers else None, seed)
+    steps = max(1, int(round(CONTROL_PERIOD / sim.step_size)))
+    step_wall = manager_wall = 0.0
+    ticks = 0
+    samples: list[dict[str, float]] = []
+    window = (sim.time, 0.0, 0)
+    with manager:
+        start = time.perf_counter()
+        while sim.time < duration - 1e-9:
+            controller.tick()
+            t0 = time.perf_counter()
+            sim.step(steps)
+            step_wall += time.perf_counter() - t0
+            report = manager.tick()
+            manager_wall += report.wall
+            ticks += 1
+            if sim.time - window[0] >= SAMPLE_PERIOD - 1e-9:
+                wall = time.perf_counter() - start
+                samples.append({"time": round(sim.time, 4),
+                                "rtf": (sim.time - window[0]) / max(wall - window[1], 1e-9),
+                                "high": report.counts["high"], "unloaded": robot.unloaded})
+                if progress is not None:
+                    progress.update(sim.time - window[0])
+                window = (sim.time, wall, 0)
+        wall = time.perf_counter() - start
+    return {"mode": mode, "seed": seed, "sim_time": sim.time, "wall": wall,
+            "rtf": sim.time / wall, "unloaded": robot.unloaded,
+            "rate_per_hour": 3600.0 * robot.unloaded / sim.time,
+            "picks": controller.stats.picks, "sweeps": controller.stats.sweeps,
+            "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
+            "manager_us_per_tick": 1e6 * manager_wall / ticks,
+            "manager_overhead_pct": 100.0 * manager_wall / step_wall,
+            "samples": samples,
+            "phases": [[round(t, 3), p] for t, p in controller.stats.phases]}
+
+
+def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[str, float]]:
+    """Mean and spread per mode; the rate error is against hifi's mean rate (when hifi ran)."""
+    out: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        mine = [r for r in runs if r["mode"] == mode]
+        rate = np.array([r["rate_per_hour"] for r in mine])
+        rtf = np.array([r["rtf"] for r in mine])
+        unloaded = np.array([r["unloaded"] for r in mine], float)
+        out[mode] = {"rtf_mean": float(rtf.mean()), "rtf_std": float(rtf.std()),
+                     "unloaded_mean": float(unloaded.mean()), "unloaded_std": float(unloaded.std()),
+                     "rate_mean": float(rate.mean()), "rate_std": float(rate.std()),
+                     "manager_us_per_tick": float(np.mean([r["manager_us_per_tick"] for r in mine])),
+                     "manager_overhead_pct": float(np.mean([r["manager_overhead_pct"] for r in mine]))}
+    if "hifi" in out:
+        base = out["hifi"]
+        for mode, s in out.items():
+            s["speedup_vs_hifi"] = s["rtf_mean"] / base["rtf_mean"]
+            s["rate_error_pct"] = (100.0 * abs(s["rate_mean"] - base["rate_mean"]) / base["rate_mean"]
+                                   if base["rate_mean"] > 0 else float("nan"))
+    return out
+
+
+def table(summary: dict[str, dict[str, float]]) -> str:
+    head = (f"{'mode':11} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'rate [1/h]':>15} "
+            f"{'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9}")
+    lines = [head]
+    for mode, s in summary.items():
+        lines.append(f"{mode:11} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
+                     f"{s.get('speedup_vs_hifi', float('nan')):7.2f} "
+                     f"{s['unloaded_mean']:6.1f}+-{s['unloaded_std']:<5.1f}"
+                     f"{s['rate_mean']:8.0f}+-{s['rate_std']:<6.0f}"
+                     f"{s.get('rate_error_pct', float('nan')):6.1f} "
+                     f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f}")
+    return "\n".join(lines)
+
+
+def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Fig. 4 (instantaneous RTF with phases), Fig. 6 (unloaded per repeat), Fig. 7 (error vs RTF)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sc, runs, summary = result["scenario"], result["runs"], result["summary"]
+    modes = list(summary)
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    first = {m: next(r for r in runs if r["mode"] == m) for m in modes}
+    ref = first[modes[0]]
+    phases = ref["phases"] + [[ref["sim_time"], "end"]]
+    for (t0, p), (t1, _) in zip(phases, phases[1:]):
+        if p in PICK_PHASES:
+            ax.axvspan(t0, t1, color="tab:orange", alpha=0.12, lw=0)
+        elif p in ("sweep", "convey"):
+            ax.axvspan(t0, t1, color="tab:green", alpha=0.12, lw=0)
+    for m, r in first.items():
+        ax.plot([s["time"] for s in r["samples"]], [s["rtf"] for s in r["samples"]], label=m)
+    ax.set_xlabel("simulation time [s]")
+    ax.set_ylabel("real-time factor")
+    ax.set_yscale("log")
+    ax.set_title(f"Scenario {sc}: instantaneous RTF (seed {ref['seed']}; orange: pick, "
+                 f"green: sweep, phases of {ref['mode']})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out_dir / f"truck_{sc}_rtf.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, m in enumerate(modes):
+        vals = [r["unloaded"] for r in runs if r["mode"] == m]
+        ax.scatter(np.full(len(vals), i) + np.linspace(-0.15, 0.15, len(vals)), vals)
+    ax.set_xticks(range(len(modes)), modes)
+    ax.set_ylabel(f"packets unloaded in {result['duration']:g} s")
+    ax.set_title(f"Scenario {sc}: unloaded packets per repeat")
+    fig.tight_layout()
+    paths.append(out_dir / f"truck_{sc}_unloaded.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m, s in summary.items():
+        err = s.get("rate_error_pct", float("nan"))
+        ax.scatter(s["rtf_mean"], err)
+        ax.annotate(m, (s["rtf_mean"], err), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("real-time factor")
+    ax.set_ylabel("|unload-rate error| vs hifi [%]")
+    hifi_rate = summary.get("hifi", {}).get("rate_mean", float("nan"))
+    ax.set_title(f"Scenario {sc} (hifi rate {hifi_rate:.0f} packets/h)")
+    fig.tight_layout()
+    paths.append(out_dir / f"truck_{sc}_error.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {', '.join(unknown)} (known: {', '.join(MODES)})")
+    seeds = list(range(args.repeats))
+    runs = []
+    with tqdm(total=len(modes) * len(seeds) * args.duration, unit="sim s", file=sys.stderr,
+              disable=args.no_progress) as bar:
+        for seed in seeds:  # modes side by side on each seed, so load drifts hit them alike
+            for mode in modes:
+                bar.set_description(f"{args.scenario} {mode} seed {seed}")
+                runs.append(run_once(args.scenario, mode, seed, args.duration, bar))
+    summary = summarise(runs, modes)
+    result = {"scenario": args.scenario, "duration": args.duration, "repeats": args.repeats,
+              "seeds": seeds, "modes": modes, "summary": summary, "runs": runs,
+              "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                          "processor": platform.processor()},
+              "date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "command": " ".join(["simfid", "bench", "truck"] + sys.argv[3:])}
+    if args.plots:
+        result["plots"] = [str(p) for p in plots(result, Path(args.plots))]
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"scenario {args.scenario}: {args.duration:g} s sim x {args.repeats} repeats (seeds "
+              f"{seeds}), MuJoCo step {1e3 * 0.002:g} ms")
+        print(table(summary))
+        for p in result.get("plots", []):
+            print(f"plot {p}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``truck`` to the sub-commands of ``simfid bench``."""
+    p = subparsers.add_parser("truck", help="truck-unloading benchmark (paper 000, Fig. 4, 6, 7)",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("--scenario", choices=("A", "B", "C"), default="B")
+    p.add_argument("--modes", default=",".join(MODES), help="comma-separated, of " + ",".join(MODES))
+    p.add_argument("--duration", type=float, default=60.0, help="sim seconds per run")
+    p.add_argument("--repeats", type=int, default=3, help="seeds 0..N-1, the same for every mode")
+    p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
+    p.add_argument("--plots", default=None, help="folder for the PNG figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim_fidelity.truck.bench")
+    register(parser.add_subparsers(dest="bench", required=True))
+    args = parser.parse_args(["truck", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
