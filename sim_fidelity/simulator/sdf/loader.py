@@ -1,4 +1,5 @@
-"""SDFormat (1.6 - 1.11) to ``mujoco.MjSpec``.
+"""SDFormat (1.6 - 1.11) to ``mujoco.MjSpec``: the builder (element reading is in ``elements``, the
+intermediate tree in ``tree``, ASCII STL in ``meshes``).
 
 Three passes:
 
@@ -13,235 +14,22 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import SdfError
-from ..poses import IDENTITY, compose, inverse, quat_rotate, quat_to_rpy, rpy_to_quat, xyzw_to_wxyz
+from ..poses import IDENTITY, compose, inverse, quat_rotate, xyzw_to_wxyz
 from . import resolve
+from .elements import (JOINT_TYPES, REJECTED, REJECTED_SHAPES, SHAPES, ParsedPose, bool_of,
+                       check_children, float_of, name_of, numbers, parse_pose, pose_text, required)
+from .meshes import ascii_stl
 from .records import (COLLISION_GROUP, FREE_JOINT_SUFFIX, VISUAL_GROUP, JointRecord, LinkRecord,
                       LoadedWorld, ModelRecord, PluginRecord, SensorRecord)
+from .tree import DEFAULT_VERSION, Frame, Joint, Link, Model
 from .xmltree import Node, parse, to_xml, version_tuple
 
 UNLIMITED = 1e15  # SDF's default limits are +-1e16: anything beyond this is "no limit"
-DEFAULT_VERSION = "1.11"
-
-# --- which children each element may have -------------------------------------------------------
-# handled: read by the loader; ignored: cosmetic or without a MuJoCo meaning we need;
-# anything else (without an XML namespace prefix) is an error.
-_KNOWN = {
-    "world": ({"physics", "gravity", "model", "include", "plugin", "frame"},
-              {"audio", "wind", "magnetic_field", "atmosphere", "gui", "scene", "light",
-               "spherical_coordinates", "road"}),
-    "model": ({"static", "pose", "link", "joint", "model", "include", "frame", "plugin",
-               "canonical_link"},
-              {"self_collide", "allow_auto_disable", "enable_wind", "gripper"}),
-    "link": ({"pose", "inertial", "collision", "visual", "sensor", "gravity", "kinematic", "plugin",
-              "self_collide", "velocity_decay"},
-             {"enable_wind", "must_be_base_link", "projector", "audio_sink", "audio_source",
-              "battery", "light", "particle_emitter", "frame"}),
-    "joint": ({"parent", "child", "pose", "axis", "axis2", "sensor"},
-              {"physics", "gearbox_ratio", "gearbox_reference_body", "thread_pitch",
-               "screw_thread_pitch"}),
-    "axis": ({"xyz", "use_parent_model_frame", "dynamics", "limit"}, {"initial_position"}),
-    "inertial": ({"mass", "pose", "inertia"}, set()),
-    "collision": ({"pose", "geometry", "surface"}, {"laser_retro", "max_contacts"}),
-    "physics": ({"max_step_size", "real_time_factor", "real_time_update_rate", "max_contacts",
-                 "gravity", "ode"},
-                {"magnetic_field", "bullet", "simbody", "dart"}),
-    "frame": ({"pose"}, set()),
-}
-_REJECTED = {
-    "actor": "actors (animated models) are not supported",
-    "population": "<population> is not supported: write the models out",
-    "state": "a saved world <state> is not supported",
-    "fluid_added_mass": "added mass is not supported",
-    "joint@world": "joints at world level are not supported: put them in a model",
-}
-_SHAPES = {"box", "sphere", "cylinder", "capsule", "ellipsoid", "plane", "mesh", "empty"}
-_REJECTED_SHAPES = {"heightmap", "polyline", "image"}
-_JOINT_TYPES = {"revolute", "continuous", "prismatic", "ball", "fixed", "universal"}
-
-
-def _check_children(node: Node, kind: str | None = None) -> None:
-    handled, ignored = _KNOWN[kind or node.tag]
-    for c in node.children:
-        if c.tag in handled or c.tag in ignored or ":" in c.tag:
-            continue
-        why = _REJECTED.get(f"{c.tag}@{node.tag}") or _REJECTED.get(c.tag)
-        raise c.error(why or f"unknown or unsupported element <{c.tag}> in <{node.tag}>")
-
-
-# --- scalar parsing -------------------------------------------------------------------------------
-def _numbers(node: Node, count: int | None = None, text: str | None = None) -> list[float]:
-    text = node.text if text is None else text
-    try:
-        vals = [float(t) for t in text.split()]
-    except ValueError:
-        raise node.error(f"expected numbers, got '{text}'") from None
-    if count is not None and len(vals) != count:
-        raise node.error(f"expected {count} numbers, got '{text}'")
-    if not all(math.isfinite(v) for v in vals):
-        raise node.error(f"numbers must be finite, got '{text}'")
-    return vals
-
-
-def _float(parent: Node, tag: str, default: float) -> float:
-    c = parent.find(tag)
-    if c is None:
-        return default
-    return _numbers(c, 1)[0]
-
-
-def _bool_text(node: Node, text: str) -> bool:
-    t = text.strip().lower()
-    if t in ("true", "1"):
-        return True
-    if t in ("false", "0"):
-        return False
-    raise node.error(f"expected true/false, got '{text}'")
-
-
-def _bool(parent: Node, tag: str, default: bool) -> bool:
-    c = parent.find(tag)
-    return default if c is None else _bool_text(c, c.text)
-
-
-def _required(parent: Node, tag: str) -> Node:
-    c = parent.find(tag)
-    if c is None:
-        raise parent.error(f"missing required element <{tag}>")
-    return c
-
-
-def _name(node: Node) -> str:
-    n = node.get("name")
-    if not n:
-        raise node.error(f"<{node.tag}> needs a name attribute")
-    if "::" in n:
-        raise node.error(f"name '{n}' must not contain '::'")
-    return n
-
-
-@dataclass
-class _Pose:
-    value: np.ndarray  # (7,) xyzw
-    relative_to: str | None = None
-    node: Node | None = None
-
-
-def _parse_pose(node: Node | None) -> _Pose:
-    if node is None:
-        return _Pose(IDENTITY.copy())
-    rel = node.get("relative_to") or node.get("frame") or None
-    fmt = node.get("rotation_format", "euler_rpy")
-    vals = _numbers(node)
-    if not vals:
-        return _Pose(IDENTITY.copy(), rel, node)
-    if fmt == "euler_rpy":
-        if len(vals) != 6:
-            raise node.error(f"expected 6 numbers (x y z roll pitch yaw), got '{node.text}'")
-        rpy = vals[3:]
-        if _bool_text(node, node.get("degrees", "false")):
-            rpy = [math.radians(a) for a in rpy]
-        q = rpy_to_quat(*rpy)
-    elif fmt == "quat_xyzw":
-        if len(vals) != 7:
-            raise node.error(f"expected 7 numbers (x y z qx qy qz qw), got '{node.text}'")
-        q = np.array(vals[3:])
-        n = np.linalg.norm(q)
-        if n < 1e-9:
-            raise node.error("quaternion has zero length")
-        q = q / n
-    else:
-        raise node.error(f"unknown rotation_format '{fmt}' (euler_rpy or quat_xyzw)")
-    return _Pose(np.concatenate([vals[:3], q]), rel, node)
-
-
-def _pose_text(p: np.ndarray) -> str:
-    rpy = quat_to_rpy(p[3:])
-    return " ".join(f"{v:.12g}" for v in [*p[:3], *rpy])
-
-
-# --- intermediate representation ------------------------------------------------------------------
-@dataclass
-class _Link:
-    node: Node
-    name: str
-    model: _Model
-    pose: _Pose
-    static: bool
-    kind: str = "link"
-
-    @property
-    def scoped(self) -> str:
-        return f"{self.model.scoped}::{self.name}"
-
-
-@dataclass
-class _Joint:
-    node: Node
-    name: str
-    model: _Model
-    type: str
-    parent: str
-    child: str
-    pose: _Pose
-    kind: str = "joint"
-    parent_link: _Link | None = None
-    child_link: _Link | None = None
-
-    @property
-    def scoped(self) -> str:
-        return f"{self.model.scoped}::{self.name}"
-
-
-@dataclass
-class _Frame:
-    node: Node
-    name: str
-    attached_to: str
-    pose: _Pose
-    kind: str = "frame"
-
-
-@dataclass
-class _Model:
-    node: Node
-    name: str
-    parent: _Model | None
-    static: bool
-    pose: _Pose
-    placement: str | None
-    self_collide: bool
-    kind: str = "model"
-    links: dict = field(default_factory=dict)
-    joints: dict = field(default_factory=dict)
-    frames: dict = field(default_factory=dict)
-    models: dict = field(default_factory=dict)
-    canonical: str = ""  # as written, resolved lazily
-
-    @property
-    def scoped(self) -> str:
-        return self.name if self.parent is None else f"{self.parent.scoped}::{self.name}"
-
-    @property
-    def version(self) -> tuple[int, int]:
-        return version_tuple(self.node.version or DEFAULT_VERSION)
-
-    def entity(self, name: str):
-        for d in (self.links, self.joints, self.frames, self.models):
-            if name in d:
-                return d[name]
-        return None
-
-    def tree(self):
-        """This model and every nested model, pre-order."""
-        yield self
-        for m in self.models.values():
-            yield from m.tree()
 
 
 # --- the builder ----------------------------------------------------------------------------------
@@ -252,8 +40,8 @@ class _Builder:
         self.resource_paths = tuple(resource_paths)
         self._cache: dict = {}
         self._active: set = set()
-        self.tops: list[_Model] = []
-        self.world_frames: dict[str, _Frame] = {}
+        self.tops: list[Model] = []
+        self.world_frames: dict[str, Frame] = {}
         self._top_pose: dict[int, np.ndarray] = {}
         self.created_bodies: list = []
         self.created_assets: list = []
@@ -272,7 +60,7 @@ class _Builder:
         node.children = kids
 
     def _load_include(self, inc: Node, stack: tuple[str, ...]) -> Node | None:
-        uri_node = _required(inc, "uri")
+        uri_node = required(inc, "uri")
         if inc.get("merge", "false").strip().lower() in ("true", "1"):
             raise inc.error("<include merge=\"true\"> is not supported")
         path = resolve.resolve_uri(uri_node.text, inc.base_dir, self.resource_paths)
@@ -315,14 +103,14 @@ class _Builder:
         return model
 
     # ---- pass 2: the intermediate tree ----
-    def build_model(self, node: Node, parent: _Model | None) -> _Model:
-        _check_children(node)
-        name = _name(node)
-        static = _bool(node, "static", False) or (parent is not None and parent.static)
+    def build_model(self, node: Node, parent: Model | None) -> Model:
+        check_children(node)
+        name = name_of(node)
+        static = bool_of(node, "static", False) or (parent is not None and parent.static)
         placement = node.get("placement_frame") or None
         canonical = node.get("canonical_link") or node.child_text("canonical_link", "") or ""
-        m = _Model(node, name, parent, static, _parse_pose(node.find("pose")), placement,
-                   _bool(node, "self_collide", parent.self_collide if parent else False))
+        m = Model(node, name, parent, static, parse_pose(node.find("pose")), placement,
+                   bool_of(node, "self_collide", parent.self_collide if parent else False))
         m.canonical = canonical
         strict = m.version >= (1, 7)
 
@@ -334,43 +122,43 @@ class _Builder:
 
         for c in node.children:
             if c.tag == "link":
-                _check_children(c)
-                if _bool(c, "kinematic", False):
+                check_children(c)
+                if bool_of(c, "kinematic", False):
                     raise c.find("kinematic").error(
                         "kinematic links are not supported (use a static model or a joint)")
                 vd = c.find("velocity_decay")
-                if vd is not None and (_float(vd, "linear", 0.0) or _float(vd, "angular", 0.0)):
+                if vd is not None and (float_of(vd, "linear", 0.0) or float_of(vd, "angular", 0.0)):
                     raise vd.error("non-zero <velocity_decay> is not supported")
-                add(m.links, _Link(c, _name(c), m, _parse_pose(c.find("pose")), static), c)
+                add(m.links, Link(c, name_of(c), m, parse_pose(c.find("pose")), static), c)
             elif c.tag == "joint":
                 add(m.joints, self._build_joint(c, m), c)
             elif c.tag == "frame":
-                _check_children(c)
-                add(m.frames, _Frame(c, _name(c), c.get("attached_to", "") or "",
-                                     _parse_pose(c.find("pose"))), c)
+                check_children(c)
+                add(m.frames, Frame(c, name_of(c), c.get("attached_to", "") or "",
+                                     parse_pose(c.find("pose"))), c)
             elif c.tag == "model":
                 add(m.models, self.build_model(c, m), c)
         if m.canonical and self._link_of(m, m.canonical, node, quiet=True) is None:
             raise node.error(f"canonical_link '{m.canonical}' is not a link of model '{m.scoped}'")
         return m
 
-    def _build_joint(self, c: Node, m: _Model) -> _Joint:
-        _check_children(c)
-        name = _name(c)
+    def _build_joint(self, c: Node, m: Model) -> Joint:
+        check_children(c)
+        name = name_of(c)
         jtype = c.get("type")
         if not jtype:
             raise c.error(f"joint '{name}' needs a type attribute")
-        if jtype not in _JOINT_TYPES:
+        if jtype not in JOINT_TYPES:
             raise c.error(f"joint type '{jtype}' of joint '{name}' is not supported "
-                          f"(supported: {', '.join(sorted(_JOINT_TYPES))})")
-        parent = _required(c, "parent").text
-        child = _required(c, "child").text
+                          f"(supported: {', '.join(sorted(JOINT_TYPES))})")
+        parent = required(c, "parent").text
+        child = required(c, "child").text
         if not parent or not child:
             raise c.error(f"joint '{name}' has an empty <parent> or <child>")
-        return _Joint(c, name, m, jtype, parent, child, _parse_pose(c.find("pose")))
+        return Joint(c, name, m, jtype, parent, child, parse_pose(c.find("pose")))
 
     # ---- frame graph ----
-    def frame(self, m: _Model, name: str, where: Node) -> np.ndarray:
+    def frame(self, m: Model, name: str, where: Node) -> np.ndarray:
         """Pose of frame ``name`` (in the scope of model ``m``) in ``m``'s model frame."""
         if name == "__model__":
             return IDENTITY
@@ -411,17 +199,17 @@ class _Builder:
         self._cache[key] = out
         return out
 
-    def model_in_top(self, m: _Model) -> np.ndarray:
+    def model_in_top(self, m: Model) -> np.ndarray:
         if m.parent is None:
             return IDENTITY
         return compose(self.model_in_top(m.parent), self.frame(m.parent, m.name, m.node))
 
-    def top_of(self, m: _Model) -> _Model:
+    def top_of(self, m: Model) -> Model:
         while m.parent is not None:
             m = m.parent
         return m
 
-    def world_pose(self, m: _Model, name: str = "__model__", where: Node | None = None) -> np.ndarray:
+    def world_pose(self, m: Model, name: str = "__model__", where: Node | None = None) -> np.ndarray:
         top = self.top_of(m)
         base = compose(self.top_world(top), self.model_in_top(m))
         return compose(base, self.frame(m, name, where or m.node))
@@ -453,7 +241,7 @@ class _Builder:
             return np.asarray(rec.pose, float)
         raise where.error(f"unknown frame '{name}' in the world")
 
-    def top_world(self, top: _Model) -> np.ndarray:
+    def top_world(self, top: Model) -> np.ndarray:
         key = id(top)
         if key in self._top_pose:
             return self._top_pose[key]
@@ -470,8 +258,8 @@ class _Builder:
         self._top_pose[key] = out
         return out
 
-    def _link_of(self, m: _Model, name: str, where: Node, quiet: bool = False,
-                 depth: int = 0) -> _Link | None:
+    def _link_of(self, m: Model, name: str, where: Node, quiet: bool = False,
+                 depth: int = 0) -> Link | None:
         """The link a frame name is attached to (joint parent/child, canonical link)."""
         if depth > 64:
             raise where.error(f"frame '{name}' is attached in a cycle")
@@ -498,7 +286,7 @@ class _Builder:
             return self._link_of(m, ent.child, where, quiet, depth + 1)
         return self._link_of(m, ent.attached_to or "__model__", where, quiet, depth + 1)
 
-    def canonical_link(self, m: _Model, where: Node) -> _Link | None:
+    def canonical_link(self, m: Model, where: Node) -> Link | None:
         if m.canonical:
             return self._link_of(m, m.canonical, where)
         if m.links:
@@ -510,13 +298,13 @@ class _Builder:
         return None
 
     # ---- pass 3: emit ----
-    def emit_top(self, top: _Model) -> None:
+    def emit_top(self, top: Model) -> None:
         import mujoco
 
         models = list(top.tree())
         links = [l for m in models for l in m.links.values()]
         joints = [j for m in models for j in m.joints.values()]
-        parent_joint: dict[int, _Joint] = {}
+        parent_joint: dict[int, Joint] = {}
         for j in joints:
             j.parent_link = None if j.parent == "world" else self._link_of(j.model, j.parent, j.node)
             j.child_link = self._link_of(j.model, j.child, j.node)
@@ -546,7 +334,7 @@ class _Builder:
                 children.setdefault(id(j.parent_link), []).append(j)
         self._link_world = {id(l): self.world_pose(l.model, l.name, l.node) for l in links}
 
-        def fixed_to_world(l: _Link) -> bool:
+        def fixed_to_world(l: Link) -> bool:
             j = parent_joint.get(id(l))
             if j is None:
                 return l.static
@@ -562,13 +350,13 @@ class _Builder:
                 self._emit_body(l, self.spec.worldbody, IDENTITY, j, children, top)
         self._self_collide(top, links)
 
-    def _emit_body(self, l: _Link, parent_body, parent_world, joint, children, top) -> None:
+    def _emit_body(self, l: Link, parent_body, parent_world, joint, children, top) -> None:
         w = self._link_world[id(l)]
         rel = compose(inverse(parent_world), w)
         body = parent_body.add_body(name=l.scoped, pos=rel[:3], quat=xyzw_to_wxyz(rel[3:]))
         if parent_body is self.spec.worldbody:
             self.created_bodies.append(body)
-        if not _bool(l.node, "gravity", True):
+        if not bool_of(l.node, "gravity", True):
             body.gravcomp = 1.0
         self._inertial(l, body)
         free = False
@@ -595,22 +383,22 @@ class _Builder:
         for j in children.get(id(l), []):
             self._emit_body(j.child_link, body, w, j, children, top)
 
-    def _inertial(self, l: _Link, body) -> None:
+    def _inertial(self, l: Link, body) -> None:
         node = l.node.find("inertial")
         mass, inertia, pose = 1.0, np.eye(3), IDENTITY
         if node is not None:
-            _check_children(node)
+            check_children(node)
             if node.get("auto", "false").strip().lower() in ("true", "1"):
                 raise node.error("automatic inertia (auto=\"true\") is not supported")
-            mass = _float(node, "mass", 1.0)
+            mass = float_of(node, "mass", 1.0)
             inode = node.find("inertia")
             if inode is not None:
-                v = {k: _float(inode, k, 1.0 if k in ("ixx", "iyy", "izz") else 0.0)
+                v = {k: float_of(inode, k, 1.0 if k in ("ixx", "iyy", "izz") else 0.0)
                      for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
                 inertia = np.array([[v["ixx"], v["ixy"], v["ixz"]],
                                     [v["ixy"], v["iyy"], v["iyz"]],
                                     [v["ixz"], v["iyz"], v["izz"]]])
-            pose = self._pose_in_link(l, _parse_pose(node.find("pose")))
+            pose = self._pose_in_link(l, parse_pose(node.find("pose")))
         where = node.find("mass") if node is not None and node.find("mass") is not None else (node or l.node)
         if mass <= 0 and not l.static:
             raise where.error(f"link '{l.scoped}' has mass {mass}: a moving link needs a positive mass")
@@ -634,14 +422,14 @@ class _Builder:
         body.iquat = [1.0, 0, 0, 0]
         body.fullinertia = [full[0, 0], full[1, 1], full[2, 2], full[0, 1], full[0, 2], full[1, 2]]
 
-    def _pose_in_link(self, l: _Link, p: _Pose) -> np.ndarray:
+    def _pose_in_link(self, l: Link, p: ParsedPose) -> np.ndarray:
         if not p.relative_to or p.relative_to == l.name:
             return p.value
         base = compose(inverse(self.frame(l.model, l.name, l.node)),
                        self.frame(l.model, p.relative_to, p.node))
         return compose(base, p.value)
 
-    def _emit_joint(self, j: _Joint, body, child_world) -> list[str]:
+    def _emit_joint(self, j: Joint, body, child_world) -> list[str]:
         mj = self._mj
         jw = self.world_pose(j.model, j.name, j.node)
         in_child = compose(inverse(child_world), jw)
@@ -655,10 +443,10 @@ class _Builder:
             axes.append(("axis2", j.scoped + "::axis2"))
         names = []
         for tag, mj_name in axes:
-            anode = _required(j.node, tag)
-            _check_children(anode, "axis")
-            xyz_node = _required(anode, "xyz")
-            xyz = np.array(_numbers(xyz_node, 3))
+            anode = required(j.node, tag)
+            check_children(anode, "axis")
+            xyz_node = required(anode, "xyz")
+            xyz = np.array(numbers(xyz_node, 3))
             if np.linalg.norm(xyz) < 1e-12:
                 raise xyz_node.error(f"joint '{j.name}' has a zero axis")
             xyz = xyz / np.linalg.norm(xyz)
@@ -669,7 +457,7 @@ class _Builder:
             lim = anode.find("limit")
             limited = False
             if lim is not None and j.type != "continuous":
-                lo, hi = _float(lim, "lower", -1e16), _float(lim, "upper", 1e16)
+                lo, hi = float_of(lim, "lower", -1e16), float_of(lim, "upper", 1e16)
                 if lo > -UNLIMITED and hi < UNLIMITED:
                     if lo > hi:
                         raise lim.error(f"joint '{j.name}': lower limit {lo} > upper limit {hi}")
@@ -681,16 +469,16 @@ class _Builder:
                     raise lim.error(f"joint '{j.name}': a one-sided limit is not supported")
             kw["limited"] = mj.mjtLimited.mjLIMITED_TRUE if limited else mj.mjtLimited.mjLIMITED_FALSE
             if lim is not None:
-                effort = _float(lim, "effort", -1.0)
+                effort = float_of(lim, "effort", -1.0)
                 if effort > 0:
                     kw["actfrcrange"] = [-effort, effort]
                     kw["actfrclimited"] = mj.mjtLimited.mjLIMITED_TRUE
             dyn = anode.find("dynamics")
             if dyn is not None:
-                kw["damping"] = _float(dyn, "damping", 0.0)
-                kw["frictionloss"] = _float(dyn, "friction", 0.0)
-                kw["springref"] = _float(dyn, "spring_reference", 0.0)
-                kw["stiffness"] = [_float(dyn, "spring_stiffness", 0.0), 0.0, 0.0]
+                kw["damping"] = float_of(dyn, "damping", 0.0)
+                kw["frictionloss"] = float_of(dyn, "friction", 0.0)
+                kw["springref"] = float_of(dyn, "spring_reference", 0.0)
+                kw["stiffness"] = [float_of(dyn, "spring_stiffness", 0.0), 0.0, 0.0]
                 for k in ("damping", "frictionloss"):
                     if kw[k] < 0:
                         raise dyn.error(f"joint '{j.name}': negative {k}")
@@ -698,9 +486,9 @@ class _Builder:
             names.append(mj_name)
         return names
 
-    def _axis_frame(self, j: _Joint, anode: Node, xyz_node: Node, jw: np.ndarray) -> np.ndarray:
+    def _axis_frame(self, j: Joint, anode: Node, xyz_node: Node, jw: np.ndarray) -> np.ndarray:
         if j.model.version < (1, 7):
-            if _bool(anode, "use_parent_model_frame", False):
+            if bool_of(anode, "use_parent_model_frame", False):
                 return self.world_pose(j.model)
             return jw
         expressed = xyz_node.get("expressed_in")
@@ -708,14 +496,14 @@ class _Builder:
             return jw
         return self.world_pose(j.model, expressed, xyz_node)
 
-    def _joint_record(self, j: _Joint, mj_joints: list[str]) -> JointRecord:
+    def _joint_record(self, j: Joint, mj_joints: list[str]) -> JointRecord:
         rec = JointRecord(j.scoped, j.model.scoped, j.type,
                           "world" if j.parent_link is None else j.parent_link.scoped,
                           j.child_link.scoped, mj_joints)
         axis = j.node.find("axis")
         lim = axis.find("limit") if axis is not None else None
         if lim is not None:
-            e, v = _float(lim, "effort", -1.0), _float(lim, "velocity", -1.0)
+            e, v = float_of(lim, "effort", -1.0), float_of(lim, "velocity", -1.0)
             rec.effort = e if e >= 0 else math.inf
             rec.velocity = v if v >= 0 else math.inf
         for c in j.node.findall("sensor"):
@@ -725,19 +513,19 @@ class _Builder:
         return rec
 
     # ---- geometry ----
-    def _geom(self, l: _Link, body, node: Node, visual: bool) -> str | None:
+    def _geom(self, l: Link, body, node: Node, visual: bool) -> str | None:
         mj = self._mj
         if not visual:
-            _check_children(node)
-        gname = f"{l.scoped}::{_name(node)}" + ("::visual" if visual else "")
+            check_children(node)
+        gname = f"{l.scoped}::{name_of(node)}" + ("::visual" if visual else "")
         if self.spec.geom(gname) is not None:
             raise node.error(f"duplicate {node.tag} name '{node.get('name')}' in link '{l.scoped}'")
-        geo = _required(node, "geometry")
+        geo = required(node, "geometry")
         shapes = [c for c in geo.children if ":" not in c.tag]
         if len(shapes) != 1:
             raise geo.error(f"<geometry> must hold exactly one shape, found {len(shapes)}")
         shape = shapes[0]
-        pose = self._pose_in_link(l, _parse_pose(node.find("pose")))
+        pose = self._pose_in_link(l, parse_pose(node.find("pose")))
         kw: dict = {}
         try:
             kw = self._shape(shape, gname, l)
@@ -760,7 +548,7 @@ class _Builder:
             fr = fr.find("friction") if fr is not None else None
             ode = fr.find("ode") if fr is not None else None
             if ode is not None:
-                mu = _float(ode, "mu", 1.0)
+                mu = float_of(ode, "mu", 1.0)
                 if mu < 0:
                     raise ode.find("mu").error("friction coefficient mu must be >= 0")
             kw.update(group=COLLISION_GROUP, friction=[mu, 0.005, 0.0001])
@@ -772,26 +560,26 @@ class _Builder:
         body.add_geom(**kw)
         return gname
 
-    def _shape(self, shape: Node, gname: str, l: _Link) -> dict | None:
+    def _shape(self, shape: Node, gname: str, l: Link) -> dict | None:
         mj = self._mj
         t = shape.tag
         G = mj.mjtGeom
-        if t in _REJECTED_SHAPES:
+        if t in REJECTED_SHAPES:
             raise shape.error(f"geometry <{t}> is not supported")
-        if t not in _SHAPES:
+        if t not in SHAPES:
             raise shape.error(f"unknown geometry <{t}>")
         if t == "empty":
             raise _Skip()
 
         def pos(tag, default=None):
-            v = _float(shape, tag, default) if default is not None else _numbers(_required(shape, tag), 1)[0]
+            v = float_of(shape, tag, default) if default is not None else numbers(required(shape, tag), 1)[0]
             if v <= 0:
                 raise shape.find(tag).error(f"<{tag}> must be positive, got {v}")
             return v
 
         if t == "box":
-            size_node = _required(shape, "size")
-            s = np.array(_numbers(size_node, 3))
+            size_node = required(shape, "size")
+            s = np.array(numbers(size_node, 3))
             if np.any(s <= 0):
                 raise size_node.error("box sizes must be positive")
             return dict(type=G.mjGEOM_BOX, size=s / 2)
@@ -803,34 +591,34 @@ class _Builder:
             return dict(type=G.mjGEOM_CAPSULE, size=[pos("radius", 0.5), pos("length", 1.0) / 2, 0])
         if t == "ellipsoid":
             r_node = shape.find("radii")
-            r = np.array(_numbers(r_node, 3)) if r_node is not None else np.ones(3)
+            r = np.array(numbers(r_node, 3)) if r_node is not None else np.ones(3)
             if np.any(r <= 0):
                 raise (r_node or shape).error("ellipsoid radii must be positive")
             return dict(type=G.mjGEOM_ELLIPSOID, size=r)
         if t == "plane":
             n_node = shape.find("normal")
-            n = np.array(_numbers(n_node, 3)) if n_node is not None else np.array([0, 0, 1.0])
+            n = np.array(numbers(n_node, 3)) if n_node is not None else np.array([0, 0, 1.0])
             if np.linalg.norm(n) < 1e-12:
                 raise n_node.error("plane normal has zero length")
             n = n / np.linalg.norm(n)
             s_node = shape.find("size")
-            s = np.array(_numbers(s_node, 2)) if s_node is not None else np.array([1.0, 1.0])
+            s = np.array(numbers(s_node, 2)) if s_node is not None else np.array([1.0, 1.0])
             return dict(type=G.mjGEOM_PLANE, size=[max(s[0] / 2, 0.0), max(s[1] / 2, 0.0), 1.0],
                         quat_extra=_quat_z_to(n))
         # mesh
         if shape.find("submesh") is not None:
             raise shape.find("submesh").error("<submesh> is not supported")
-        uri_node = _required(shape, "uri")
+        uri_node = required(shape, "uri")
         path = resolve.resolve_uri(uri_node.text, uri_node.base_dir, self.resource_paths)
         if path is None or not path.is_file():
             raise uri_node.error(f"cannot find mesh '{uri_node.text}'")
         if path.suffix.lower() not in (".stl", ".obj"):
             raise uri_node.error(f"mesh format '{path.suffix}' is not supported (STL and OBJ are)")
         uri_node.text = str(path)  # so the model's SDF text stands on its own
-        scale = np.array(_numbers(shape.find("scale"), 3)) if shape.find("scale") is not None else np.ones(3)
+        scale = np.array(numbers(shape.find("scale"), 3)) if shape.find("scale") is not None else np.ones(3)
         if np.any(scale == 0):
             raise shape.find("scale").error("mesh scale must not be zero")
-        verts = _ascii_stl(path, uri_node) if path.suffix.lower() == ".stl" else None
+        verts = ascii_stl(path, uri_node) if path.suffix.lower() == ".stl" else None
         if verts is None:
             mesh = self.spec.add_mesh(name=gname, file=str(path), scale=scale)
         else:  # MuJoCo reads binary STL only: hand it the vertices of an ASCII one
@@ -841,16 +629,16 @@ class _Builder:
 
     # ---- sensors, plugins, collisions between a model's links ----
     def _sensor(self, node: Node, parent: str, to_parent_frame) -> None:
-        name = f"{parent}::{_name(node)}"
+        name = f"{parent}::{name_of(node)}"
         stype = node.get("type")
         if not stype:
             raise node.error(f"sensor '{node.get('name')}' needs a type attribute")
         if name in self.world.sensors:
             raise node.error(f"duplicate sensor '{name}'")
-        pose = to_parent_frame(_parse_pose(node.find("pose")))
+        pose = to_parent_frame(parse_pose(node.find("pose")))
         self.world.sensors[name] = SensorRecord(
-            name, stype, parent, np.asarray(pose, float), _float(node, "update_rate", 0.0),
-            _bool(node, "always_on", False), node.child_text("topic", "") or "", to_xml(node))
+            name, stype, parent, np.asarray(pose, float), float_of(node, "update_rate", 0.0),
+            bool_of(node, "always_on", False), node.child_text("topic", "") or "", to_xml(node))
         for p in node.findall("plugin"):
             self.plugin(p, name)
 
@@ -865,7 +653,7 @@ class _Builder:
             name, k = f"{base}#{k}", k + 1
         self.world.plugins[name] = PluginRecord(name, filename, parent, to_xml(node))
 
-    def _self_collide(self, top: _Model, links: list[_Link]) -> None:
+    def _self_collide(self, top: Model, links: list[Link]) -> None:
         """Gazebo's default: links of one model do not collide unless both say self_collide.
 
         Pairs of links that are both fixed to the world are skipped (MuJoCo never collides them).
@@ -873,7 +661,7 @@ class _Builder:
         cand = []
         for l in links:
             if self.world.links[l.scoped].collisions:
-                sc = _bool(l.node, "self_collide", l.model.self_collide)
+                sc = bool_of(l.node, "self_collide", l.model.self_collide)
                 cand.append((l.scoped, sc, self._fixed_to_world(l)))
         for i in range(len(cand)):
             for k in range(i + 1, len(cand)):
@@ -883,7 +671,7 @@ class _Builder:
                 self.created_assets.append(self.spec.add_exclude(bodyname1=a, bodyname2=b))
 
     # ---- records ----
-    def records(self, top: _Model) -> list[str]:
+    def records(self, top: Model) -> list[str]:
         names = []
         for m in top.tree():
             canon = self.canonical_link(m, m.node)
@@ -904,13 +692,13 @@ class _Builder:
                     self.plugin(c, l.scoped)
         return names
 
-    def _standalone(self, m: _Model, pose: np.ndarray) -> str:
+    def _standalone(self, m: Model, pose: np.ndarray) -> str:
         pose_node = Node("pose")
-        pose_node.text = _pose_text(pose)
+        pose_node.text = pose_text(pose)
         root = Node("model", {k: v for k, v in m.node.attrib.items() if k != "placement_frame"})
         root.text = m.node.text
         kids = [pose_node]
-        if m.static and not _bool(m.node, "static", False):
+        if m.static and not bool_of(m.node, "static", False):
             s = Node("static")
             s.text = "true"
             kids.append(s)
@@ -930,25 +718,6 @@ class _Builder:
 
 class _Skip(Exception):
     """A geometry that makes no geom (``<empty/>``)."""
-
-
-def _ascii_stl(path: Path, where: Node) -> np.ndarray | None:
-    """Vertices (3 per facet) of an ASCII STL file, or None for a binary one."""
-    data = path.read_bytes()
-    if not data[:5].lower() == b"solid" or (len(data) >= 84 and
-                                           84 + 50 * int.from_bytes(data[80:84], "little") == len(data)):
-        return None
-    verts = []
-    try:
-        for line in data.decode("ascii", errors="replace").splitlines():
-            parts = line.split()
-            if parts and parts[0] == "vertex":
-                verts.append([float(v) for v in parts[1:4]])
-    except ValueError:
-        raise where.error(f"ASCII STL '{path}' has a malformed vertex") from None
-    if not verts or len(verts) % 3:
-        raise where.error(f"ASCII STL '{path}' has no complete facets")
-    return np.array(verts, dtype=np.float32)
 
 
 def _rotmat(q: np.ndarray) -> np.ndarray:
@@ -994,28 +763,28 @@ def _physics(world_node: Node, lw: LoadedWorld) -> None:
             "thread_position_correction": False}
     gravity = None
     if chosen is not None:
-        _check_children(chosen)
+        check_children(chosen)
         info["type"] = chosen.get("type", "ode")
         info["name"] = chosen.get("name", "")
-        info["max_step_size"] = _float(chosen, "max_step_size", 0.001)
+        info["max_step_size"] = float_of(chosen, "max_step_size", 0.001)
         if info["max_step_size"] <= 0:
             raise chosen.find("max_step_size").error("max_step_size must be positive")
-        info["real_time_factor"] = _float(chosen, "real_time_factor", 1.0)
-        info["real_time_update_rate"] = _float(chosen, "real_time_update_rate", 1000.0)
+        info["real_time_factor"] = float_of(chosen, "real_time_factor", 1.0)
+        info["real_time_update_rate"] = float_of(chosen, "real_time_update_rate", 1000.0)
         if chosen.find("max_contacts") is not None:
-            info["max_contacts"] = int(_float(chosen, "max_contacts", 20))
+            info["max_contacts"] = int(float_of(chosen, "max_contacts", 20))
         ode = chosen.find("ode")
         solver = ode.find("solver") if ode is not None else None
         if solver is not None:
             info["solver_type"] = solver.child_text("type", "quick")
-            info["iters"] = int(_float(solver, "iters", 50))
-            info["sor"] = _float(solver, "sor", 1.3)
-            info["island_threads"] = int(_float(solver, "island_threads", 0))
-            info["thread_position_correction"] = _bool(solver, "thread_position_correction", False)
+            info["iters"] = int(float_of(solver, "iters", 50))
+            info["sor"] = float_of(solver, "sor", 1.3)
+            info["island_threads"] = int(float_of(solver, "island_threads", 0))
+            info["thread_position_correction"] = bool_of(solver, "thread_position_correction", False)
         if chosen.find("gravity") is not None:  # SDF <= 1.4 kept gravity here
-            gravity = _numbers(chosen.find("gravity"), 3)
+            gravity = numbers(chosen.find("gravity"), 3)
     if world_node.find("gravity") is not None:
-        gravity = _numbers(world_node.find("gravity"), 3)
+        gravity = numbers(world_node.find("gravity"), 3)
     lw.gravity = np.array(gravity if gravity is not None else [0.0, 0.0, -9.8])
     lw.step_size = float(info["max_step_size"])
     lw.physics = info
@@ -1060,7 +829,7 @@ def _load(root: Node, source: str, resource_paths) -> LoadedWorld:
     models = root.findall("model")
     for c in root.children:
         if c.tag not in ("world", "model", "light") and ":" not in c.tag:
-            raise c.error(_REJECTED.get(c.tag) or f"unknown or unsupported element <{c.tag}> in <sdf>")
+            raise c.error(REJECTED.get(c.tag) or f"unknown or unsupported element <{c.tag}> in <sdf>")
     if len(worlds) > 1:
         raise worlds[1].error("only one <world> per file is supported")
     if worlds and models:
@@ -1073,16 +842,16 @@ def _load(root: Node, source: str, resource_paths) -> LoadedWorld:
     lw.resource_paths = tuple(str(p) for p in resource_paths)
     b = _Builder(lw, resource_paths)
     if wnode is not None:
-        _check_children(wnode, "world")
+        check_children(wnode, "world")
         _physics(wnode, lw)
         b.expand_includes(wnode, (source,))
         for f in wnode.findall("frame"):
-            _check_children(f)
-            fname = _name(f)
+            check_children(f)
+            fname = name_of(f)
             if fname in b.world_frames:
                 raise f.error(f"duplicate frame '{fname}'")
-            b.world_frames[fname] = _Frame(f, fname, f.get("attached_to", "") or "",
-                                           _parse_pose(f.find("pose")))
+            b.world_frames[fname] = Frame(f, fname, f.get("attached_to", "") or "",
+                                           parse_pose(f.find("pose")))
         model_nodes = wnode.findall("model")
     else:
         _physics(Node("world"), lw)
@@ -1153,7 +922,7 @@ def add_models(world: LoadedWorld, sdf_text: str, name: str | None = None,
         node.children = [pn] + [c for c in node.children if c.tag != "pose"]
         if version_tuple(node.version or DEFAULT_VERSION) < (1, 9):
             pn.attrib = {}
-            pn.text = _pose_text(np.concatenate([p[:3], p[3:] / np.linalg.norm(p[3:])]))
+            pn.text = pose_text(np.concatenate([p[:3], p[3:] / np.linalg.norm(p[3:])]))
     b = _Builder(world, getattr(world, "resource_paths", ()))
     b.expand_includes(root, (source,))
     return _add_tops(b, [node])
