@@ -162,6 +162,15 @@ def test_spawn_and_delete_with_result_codes(sim):
     assert code(res) == type(res).UNSUPPORTED_FORMAT
     res = sim.call("spawn_entity", sim.request("spawn_entity", name="nothing"))
     assert code(res) == type(res).NO_RESOURCE
+    res = sim.call("spawn_entity", sim.request("spawn_entity", name="nothing",
+                                               uri="model://no_such_model"))
+    assert code(res) == type(res).NO_RESOURCE and "no_such_model" in res.result.error_message
+    req = sim.request("spawn_entity", name="pendulum", uri="model://double_pendulum_with_base")
+    req.initial_pose.pose.position.y = -6.0
+    res = sim.call("spawn_entity", req)
+    assert code(res) == Result.RESULT_OK, res.result.error_message
+    assert "pendulum::upper_joint" in sim.entities(EntityKind.JOINT)
+    sim.delete("pendulum")
     sim.delete("spawned")
     assert "spawned" not in sim.entities(EntityKind.MODEL)
     res = sim.call("delete_entity", sim.request("delete_entity", entity="spawned"))

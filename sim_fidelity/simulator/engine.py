@@ -383,12 +383,14 @@ class MujocoEngine:
         self._stale = False
 
     # ------------------------------------------------------------------ scene edits
-    def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
+    def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None,
+              source: str = "<string>") -> str:
+        """Add the model in ``sdf``; ``source`` (a file path) resolves its relative URIs."""
         if pose is not None:
             pose = np.asarray(pose, float).reshape(7)
             if not np.all(np.isfinite(pose)):
                 raise InvalidPoseError(f"spawn pose of '{name}' is not finite")
-        added = add_models(self.world, sdf, name=name or None, pose=pose)
+        added = add_models(self.world, sdf, name=name or None, pose=pose, source=source)
         new_plugins = {p for p, r in self.world.plugins.items()
                        if any(r.parent == a or r.parent.startswith(a + "::") for a in added)}
         self.controllers.update({c.plugin: c for c in

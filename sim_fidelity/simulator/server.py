@@ -8,6 +8,7 @@ their topics, overridden through ``~/set_sensor_values``.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -318,13 +319,14 @@ class SimServer:
     def _spawn_entity(self, req, res):
 
         from .ros_convert import pose_array
-        text = req.resource_string
+        text, source = req.resource_string, "<string>"
         if not text and req.uri:
             try:
-                text = self._read_uri(req.uri)
+                source = str(self._model_file(req.uri))
             except FileNotFoundError as e:
                 res.result = _result(type(res).NO_RESOURCE, str(e))
                 return
+            text = Path(source).read_text()
         if not text.strip():
             res.result = _result(type(res).NO_RESOURCE, "neither uri nor resource_string given")
             return
@@ -353,7 +355,7 @@ class SimServer:
             pose[6] = 1.0
         try:
             pose[3:] = poses.normalized_or_raise(pose[3:])
-            res.entity_name = self.engine.spawn(name, text, pose)
+            res.entity_name = self.engine.spawn(name, text, pose, source)
         except ValueError as e:
             code = type(res).RESOURCE_PARSE_ERROR if isinstance(e, SdfError) else type(res).INVALID_POSE
             if isinstance(e, SdfError) and "exists" in str(e):
@@ -366,10 +368,16 @@ class SimServer:
         self.spawned.append(res.entity_name)
         return
 
-    @staticmethod
-    def _read_uri(uri: str) -> str:
-        from .sdf import resolve_uri
-        return Path(resolve_uri(uri)).read_text()
+    def _model_file(self, uri: str) -> Path:
+        """The SDF file a spawn URI names (``model://``, ``file://`` or a path, as in <include>)."""
+        from .sdf import resolve
+        found = resolve.resolve_uri(uri, os.getcwd(), self.engine.world.resource_paths)
+        if found is None:
+            raise FileNotFoundError(f"'{uri}' is not found in {resolve.search_dirs()}")
+        path, why = resolve.model_file(found)
+        if path is None:
+            raise FileNotFoundError(why)
+        return path
 
     def _delete_entity(self, req, res):
         self.engine.delete(req.entity)
