@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import mujoco
 import numpy as np
 
 from ..fidelity_manager import FidelityManager
@@ -71,6 +72,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
             "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
             "manager_us_per_tick": 1e6 * manager_wall / ticks,
             "manager_overhead_pct": 100.0 * manager_wall / step_wall,
+            "unstable_resets": int(sim.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number),
             "samples": samples,
             "phases": [[round(t, 3), p] for t, p in controller.stats.phases]}
 

@@ -143,7 +143,9 @@ class UnloadingController:
             best = cand[np.lexsort((np.abs(lo[cand, 1] + hi[cand, 1]), -hi[cand, 2]))[0]]
             return self._pick(idx[best], lo[best], hi[best], front)
         self.failed[idx[near]] = 0
-        return self._sweep(front)
+        standing = hi[:, 2] > TALL  # the nose must not run into a standing wall behind
+        wall = lo[standing, 0].min() if standing.any() else np.inf
+        return self._sweep(front, wall)
 
     def _pick(self, packet: int, lo: np.ndarray, hi: np.ndarray, front: float) -> list[Move]:
         self.stats.picks += 1
@@ -187,7 +189,7 @@ class UnloadingController:
             Move("lift", {"arm_lift": lift + 0.05}, timeout=1.0, dwell=0.1, on_start=count_grip),
             Move("withdraw", {"arm_lift": self._crossing_lift(lift + 0.05), "plunger_extend": 0.05},
                  timeout=3.0),
-            Move("withdraw", {"arm_reach": -1.0}, timeout=5.0),
+            Move("withdraw", {"arm_reach": -1.0, "arm_shift": 0.0}, timeout=5.0),
             Move("lower", {"arm_lift": self._release_lift()}, timeout=3.0),
             Move("release", {}, timeout=0.0, dwell=0.6 * self.rng.uniform(0.8, 1.2), on_start=release),
             Move("retract", {"plunger_extend": 0.0}, timeout=1.0, on_start=retract),
@@ -212,13 +214,14 @@ class UnloadingController:
         need = geo.BELT_TOP + RELEASE_CLEARANCE + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
         return float(np.clip(need, -0.45, 1.45))
 
-    def _sweep(self, front: float) -> list[Move]:
+    def _sweep(self, front: float, wall: float) -> list[Move]:
         self.stats.sweeps += 1
         unloaded = self.robot.unloaded
         self.idle_sweeps = self.idle_sweeps + 1 if unloaded == self._unloaded_at_sweep else 0
         self._unloaded_at_sweep = unloaded
         start = front - NOSE_TIP - 0.1 - self.drive_offset
         depth = 0.6 + self.rng.uniform(-0.05, 0.05)
+        depth = float(np.clip(wall - 0.1 - NOSE_TIP - 0.3 - self.drive_offset - start, 0.1, depth))
         arm_up = {"arm_lift": 1.2, "arm_reach": -0.8, "plunger_extend": 0.0, "arm_shift": 0.0}
         drive_now = self.robot.positions(["drive"])
         return [
