@@ -16,6 +16,10 @@ FEATURE_MODULES = (
     "sim_fidelity.reality_gap.cli",
     "sim_fidelity.reality_gap.example_oned",
 )
+# Subcommand groups whose members register themselves: simfid <group> <member> ...
+GROUPS = {
+    "bench": ("benchmarks: every mode side by side in one run", ("sim_fidelity.truck.bench",)),
+}
 
 
 def _sim(args: argparse.Namespace) -> int:
@@ -55,14 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--step-size", type=float, default=None, help="override the world's step (s)")
     p.set_defaults(func=_sim)
     for name in FEATURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and name.startswith(e.name):  # the feature is not there yet
-                continue
-            raise
-        module.register(sub)
+        _register(name, sub)
+    for group, (help_text, modules) in GROUPS.items():
+        members = sub.add_parser(group, help=help_text).add_subparsers(dest=f"{group}_command",
+                                                                      required=True)
+        for name in modules:
+            _register(name, members)
     return parser
+
+
+def _register(module_name: str, subparsers) -> None:
+    """Let a feature module add its subcommands; a module not there yet is skipped."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            return
+        raise
+    module.register(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:
