@@ -6,6 +6,8 @@ combination of levers is undone exactly and survives a recompile (flags are kept
 
 Mechanisms (measured in DESIGN.md on MuJoCo 4.0):
 
+Changed bodies are woken (sleeping islands must not see their parameters change).
+
 * DYNAMICS off: the body's DoFs get a very large damping (integrated implicitly, so stable) and
   zero velocity, and gravity compensation; the body stays where it is but still collides with
   dynamic bodies. Two held bodies do not collide with each other (``contype = 0``), which removes
@@ -77,6 +79,11 @@ class BodyLevers:
         m.dof_damping[d] = np.where(held, HELD_DAMPING, self.orig_damping[d])
         if zero_velocity:
             data.qvel[d[held]] = 0.0
+        # Wake what changed: MuJoCo's sleeping islands assume a sleeping body's contacts and
+        # parameters stay as they were (else "contact involves sleeping geom"). A -0.0 velocity
+        # wakes a tree without moving it; held bodies fall asleep again on their own.
+        still = d[data.qvel[d] == 0.0]
+        data.qvel[still] = -0.0
 
     def at_originals(self, model) -> bool:
         """True when the model's lever parameters equal the originals (for tests and checks)."""

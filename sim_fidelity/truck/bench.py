@@ -28,7 +28,8 @@ from ..fidelity_manager import FidelityManager
 from .controller import CONTROL_PERIOD, UnloadingController
 from .robot import REPO, load_truck
 
-MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3")
+MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3", "adfi-3-sleep")  # "-sleep": MuJoCo's
+# sleeping islands on as well
 CONFIG = REPO / "config" / "truck.yaml"
 SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
 PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
@@ -38,8 +39,8 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
              tick_period: float = CONTROL_PERIOD) -> dict[str, Any]:
     """One run of ``duration`` sim seconds, the manager ticked every ``tick_period`` (a multiple of
     the control period); returns its measurements."""
-    sim, robot = load_truck(scenario, sleep=(mode == "hifi-sleep"))
-    preset = "hifi" if mode.startswith("hifi") else mode
+    preset, sleep = mode.removesuffix("-sleep"), mode.endswith("-sleep")
+    sim, robot = load_truck(scenario, sleep=sleep)
     manager = FidelityManager(sim, CONFIG, preset)
     plungers = manager.signalers.get("plungers")
     controller = UnloadingController(robot, plungers.announce if plungers else None, seed)
