@@ -1,17 +1,16 @@
 # sim_fidelity developer entry points. Everything runs from the venv that tools/bootstrap.sh makes.
-#   make demo       bootstrap, then run the embedded simulator on a small world
+#   make demo       bootstrap, then a short truck-unloading benchmark (scenario B) on the embedded simulator
 #   make test       bootstrap, then pytest on test/ (inside a loopback-only network namespace)
 #   make bootstrap  create/refresh .venv (no-op when nothing changed)
 #   make interfaces rebuild the interface packages under interfaces/
 #   make clean      remove build output and caches (keeps .venv); make distclean also removes .venv
-# Variables: PYTEST_ARGS (extra pytest arguments), DEMO_WORLD, DEMO_ARGS, NO_UNSHARE=1.
+# Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1.
 
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
 PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
-DEMO_WORLD ?= worlds/revolute_joint_test.sdf
-DEMO_ARGS ?= --duration 10
+DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 8 --repeats 1
 NO_UNSHARE ?=
 
 # Network rule: DDS discovery stays on this machine, for every recipe.
@@ -50,7 +49,7 @@ test: bootstrap
 	exit $$rc
 
 demo: bootstrap
-	"$(VENV)/bin/simfid" sim $(DEMO_WORLD) $(DEMO_ARGS)
+	"$(VENV)/bin/simfid" $(DEMO_ARGS)
 
 clean:
 	rm -rf build log install .pytest_cache *.egg-info
