@@ -225,7 +225,7 @@ class MujocoEngine:
             free = qadr >= 0
             refs = _Refs(bids, offsets, free, qadr[free, None] + np.arange(7),
                          dadr[free, None] + np.arange(6),
-                         not np.allclose(offsets, poses.IDENTITY, atol=0.0))
+                         not np.allclose(offsets, poses.IDENTITY, rtol=0.0, atol=1e-12))
             if len(self._refs_cache) > 64:
                 self._refs_cache.clear()
             self._refs_cache[key] = refs
