@@ -35,11 +35,12 @@ from .kernel_file import save_kernels
 from .kernel_set import KernelRunner, KernelSet
 from .kernels import Summary, generate
 from .oned_track import Policy, Track, run_mission, spring_policy, starts
+from ..data import data_dir
 from .record import write_run
 from .sarsa import Sarsa
 from .spec import Spec, load_spec
 
-SPEC = Path(__file__).resolve().parents[2] / "config" / "reality_gap" / "one_d_example.yaml"
+SPEC = data_dir("config") / "reality_gap" / "one_d_example.yaml"
 PHASES = ("Design", "Deploy", "Kernels", "Redes/K", "Redeploy")
 REGIONS = 2  # difficult regions in the deployment world
 STYLES = ("-", "-", "-", "--", ":")  # curves that coincide stay visible

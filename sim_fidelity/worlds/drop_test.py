@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "worlds" / "drop_test.sdf"
+from ..data import data_dir
+
+DEFAULT_OUTPUT = data_dir("worlds") / "drop_test.sdf"
 
 
 def sample_spheres(n: int, seed: int, radius=(0.05, 0.15), mass=(0.1, 2.0),

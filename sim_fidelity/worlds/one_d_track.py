@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..data import data_dir
 from .sdf_text import box_model
 
 ROBOT = "robot"
@@ -26,7 +27,7 @@ LINK = "robot::link"
 TERRAIN = "robot::link::terrain"
 TERRAIN_TOPIC = "/robot/terrain"
 LENGTH = 10.0  # the track runs from x = 0 to x = LENGTH
-WORLDS = Path(__file__).resolve().parents[2] / "worlds"
+WORLDS = data_dir("worlds")
 
 
 def random_regions(n: int, rng: np.random.Generator, width=(0.5, 1.0),

@@ -9,16 +9,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...data import data_dir
 from .xmltree import Node, parse, version_tuple
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-REPO_MODELS = REPO_ROOT / "models"
 ENV_VARS = ("SDF_PATH", "GZ_SIM_RESOURCE_PATH")
 MAX_VERSION = (1, 11)
 
 
 def search_dirs(resource_paths=()) -> list[Path]:
-    dirs = [REPO_MODELS]
+    dirs = [data_dir("models")]
     dirs += [Path(p) for p in resource_paths if str(p)]
     for var in ENV_VARS:
         dirs += [Path(p) for p in os.environ.get(var, "").split(os.pathsep) if p]
