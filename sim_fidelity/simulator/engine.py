@@ -33,6 +33,7 @@ class _Refs:
     qidx: np.ndarray  # (n_free, 7) qpos indices [p, quat wxyz] of those free joints
     didx: np.ndarray  # (n_free, 6) qvel indices [v world, w body]
     offset: bool  # any offset differs from identity
+    simple: bool  # every entity is carried by exactly its free reference body (vectorised set)
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
 UNSTABLE = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
@@ -154,6 +155,21 @@ class MujocoEngine:
                 j = m.joint(name + FREE_JOINT_SUFFIX)
                 self._free_qpos[name] = m.jnt_qposadr[j.id]
                 self._free_dof[name] = m.jnt_dofadr[j.id]
+        # The bodies that carry each model's/link's pose: free root links, or static root bodies.
+        self._roots_of: dict[str, list[tuple[int, str | None]]] = {}
+        for name, rec in w.links.items():
+            bid = self._body_id[name]
+            if rec.free:
+                root = (bid, name)
+            elif w.models[rec.model].static and m.body_parentid[bid] == 0:
+                root = (bid, None)  # moved through the model's body_pos/body_quat
+            else:
+                continue
+            self._roots_of.setdefault(name, []).append(root)
+            model = rec.model
+            while model:
+                self._roots_of.setdefault(model, []).append(root)
+                model = w.models[model].parent
         self._body_free_qpos = {self._body_id[n]: a for n, a in self._free_qpos.items()}
         self._body_free_dof = {self._body_id[n]: a for n, a in self._free_dof.items()}
         self._refs_cache: dict[tuple, _Refs] = {}
@@ -223,9 +239,11 @@ class MujocoEngine:
             qadr = np.array([self._body_free_qpos.get(b, -1) for b in bids], int)
             dadr = np.array([self._body_free_dof.get(b, -1) for b in bids], int)
             free = qadr >= 0
+            simple = all(len(rs) == 1 and rs[0] == (b, rs[0][1]) and rs[0][1] is not None
+                         for rs, b in zip((self._roots_of.get(n, ()) for n in names), bids))
             refs = _Refs(bids, offsets, free, qadr[free, None] + np.arange(7),
                          dadr[free, None] + np.arange(6),
-                         not np.allclose(offsets, poses.IDENTITY, rtol=0.0, atol=1e-12))
+                         not np.allclose(offsets, poses.IDENTITY, rtol=0.0, atol=1e-12), simple)
             if len(self._refs_cache) > 64:
                 self._refs_cache.clear()
             self._refs_cache[key] = refs
@@ -279,13 +297,24 @@ class MujocoEngine:
             twists = np.asarray(twists, float).reshape(n, 6)
             if not np.all(np.isfinite(twists)):
                 raise InvalidPoseError(f"twist is not finite for {names}")
-        self._refresh()
         current, current_twist = self.get_states(names)
         target = poses_ if poses_ is not None else current
         target_twist = twists if twists is not None else current_twist
         m, d = self.model, self.data
+        r = self._refs(names)
+        if r.simple:  # one free body per entity: write qpos/qvel for all at once
+            x_wb = poses.compose(target, poses.inverse(r.offsets)) if r.offset else target
+            v, w = target_twist[:, :3], target_twist[:, 3:]
+            if r.offset:
+                v = v + poses.cross(w, x_wb[:, :3] - target[:, :3])
+            d.qpos[r.qidx] = np.concatenate([x_wb[:, :3], poses.xyzw_to_wxyz(x_wb[:, 3:])], axis=1)
+            d.qvel[r.didx] = np.concatenate(
+                [v, poses.quat_rotate(poses.quat_conj(x_wb[:, 3:]), w)], axis=1)
+            self._stale = True
+            return
+        self._refresh()
         for i, name in enumerate(names):
-            roots = self._roots(name)
+            roots = self._roots_of.get(name, [])
             if not roots:
                 raise InvalidOperationError(f"'{name}' is attached to its model by a joint: set the "
                                             "state of its model instead")
@@ -302,22 +331,9 @@ class MujocoEngine:
                 d.qpos[qa:qa + 3] = xb[:3]
                 d.qpos[qa + 3:qa + 7] = poses.xyzw_to_wxyz(xb[3:])
                 v, w = target_twist[i, :3], target_twist[i, 3:]
-                d.qvel[da:da + 3] = v + np.cross(w, xb[:3] - target[i, :3])
+                d.qvel[da:da + 3] = v + poses.cross(w, xb[:3] - target[i, :3])
                 d.qvel[da + 3:da + 6] = poses.quat_rotate(poses.quat_conj(xb[3:]), w)
         self._stale = True
-
-    def _roots(self, name: str) -> list[tuple[int, str | None]]:
-        """The bodies that carry ``name``'s pose: free root links, or static root bodies."""
-        info = self._info[name]
-        links = [name] if info.kind == EntityKind.LINK else [
-            n for n, r in self.world.links.items() if self._belongs(r.model, name)]
-        roots = []
-        for link in links:
-            if self.world.links[link].free:
-                roots.append((self._body_id[link], link))
-            elif info.static and self.model.body_parentid[self._body_id[link]] == 0:
-                roots.append((self._body_id[link], None))
-        return roots
 
     def _belongs(self, model: str, ancestor: str) -> bool:
         while model:
