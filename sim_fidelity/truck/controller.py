@@ -40,7 +40,13 @@ EXTEND = 0.15  # m of plunger_extend into the face ...
 PRESS = 0.03  # ... pressing this far past first contact
 RELEASE_CLEARANCE = 0.06  # m between the lowest held packet and the belt at release
 CROSSING_BOTTOM = 0.80  # m: held packets pass over the raised nose above this
-SWEEP_SPEED = 0.15  # m/s: driving the nose into packets
+SWEEP_SPEED = 0.25  # m/s: driving the nose into packets
+CORRIDOR = geo.NOSE_WIDTH / 2 + 0.07  # m: half width of the lane the nose and sweepers sweep
+CORRIDOR_TOP = 0.70  # m: packets with their bottom below this are in the raised nose's way
+PICKABLE = 0.42  # m: the lowest cup row (tool at its lowest) still seizes packets this tall
+MAX_REACH = 1.6  # m of arm_reach (joint limit)
+SWEEP_DEPTH = 1.0  # m: longest drive of one sweep
+STALL = (20.0, 40.0)  # s without an unloaded packet: escalate to level 1, then level 2
 
 
 @dataclass
@@ -82,13 +88,15 @@ class UnloadingController:
         self.move_started = 0.0
         self.reached_at: float | None = None
         self.failed = np.zeros(len(robot.packets), int)
-        self.idle_sweeps = 0
         self.stats = ControllerStats()
-        self._unloaded_at_sweep = 0
+        self._unloaded_seen, self._progress_at = 0, self.sim.time
+        self._aggressive = False  # alternates the level-2 strategies
 
     # --- the loop --------------------------------------------------------------------------------
     def tick(self) -> None:
         t = self.sim.time
+        if self.robot.unloaded != self._unloaded_seen:
+            self._unloaded_seen, self._progress_at = self.robot.unloaded, t
         if self.move is None or self._move_done(t):
             if not self.queue:
                 self.queue = self._plan()
@@ -129,25 +137,52 @@ class UnloadingController:
         return idx[ahead], lo[ahead], hi[ahead]
 
     # --- planning --------------------------------------------------------------------------------
+    def stall_level(self) -> int:
+        """0 while unloading goes on; 1 and 2 after :data:`STALL` seconds without an unload."""
+        idle = self.sim.time - self._progress_at
+        return int(idle > STALL[0]) + int(idle > STALL[1])
+
     def _plan(self) -> list[Move]:
         idx, lo, hi = self._face()
         if not idx.size:
             return [Move("idle", {}, timeout=0.0, dwell=1.0)]
-        front = lo[:, 0].min()
-        near = lo[:, 0] < front + LAYER
-        tall = near & (hi[:, 2] > TALL) & (self.failed[idx] < 2)
-        if self.idle_sweeps >= 2:  # sweeping gets nothing: pick low packets as well
-            tall = near & (self.failed[idx] < 2)
-        if tall.any():
-            cand = np.flatnonzero(tall)
-            best = cand[np.lexsort((np.abs(lo[cand, 1] + hi[cand, 1]), -hi[cand, 2]))[0]]
-            return self._pick(idx[best], lo[best], hi[best], front)
-        self.failed[idx[near]] = 0
-        standing = hi[:, 2] > TALL  # the nose must not run into a standing wall behind
+        level = self.stall_level()
+        model_x = self._model_x()
+        tip = model_x + NOSE_TIP + self.cmd["nose_reach"]
+        centre_x = 0.5 * (lo[:, 0] + hi[:, 0])
+        # packets in the lane of the nose and base (not those already riding on the nose)
+        lane = ((lo[:, 1] < CORRIDOR) & (hi[:, 1] > -CORRIDOR) & (lo[:, 2] < CORRIDOR_TOP)
+                & (centre_x > tip - 0.1))
+        block = lo[lane, 0].min() if lane.any() else np.inf
+        # the standing wall: tall packets resting square (their height is one of their edges),
+        # not leaning or toppled ones, which are swept like the floor
+        height = hi[:, 2] - lo[:, 2]
+        square = (np.abs(2.0 * self.robot.packet_half[idx] - height[:, None]) < 0.03).any(axis=1)
+        standing = (hi[:, 2] > TALL) & square
         wall = lo[standing, 0].min() if standing.any() else np.inf
-        return self._sweep(front, wall)
+        # pick candidates: the face layer of the standing wall (low packets too once stalled)
+        cand = standing & (lo[:, 0] < wall + LAYER)
+        if level >= 1 or not cand.any():  # low packets are picked only when sweeping stalls
+            face = lo[lane, 0].min() if lane.any() else lo[:, 0].min()
+            cand |= (hi[:, 2] > PICKABLE) & (lo[:, 0] < face + LAYER)
+        cand &= self.failed[idx] < 2
+        base_limit = block - NOSE_REACH_MAX - 0.05  # raised nose stays clear of the lane
+        need = lo[:, 0] - CUP_AHEAD - geo.TOOL_HOME[0] - EXTEND + PRESS - base_limit
+        reachable = cand & (need <= MAX_REACH - 0.05)
+        if level >= 2:
+            self._aggressive = not self._aggressive
+        if reachable.any() and not (level >= 2 and self._aggressive):
+            c = np.flatnonzero(reachable)
+            best = c[np.lexsort((np.abs(lo[c, 1] + hi[c, 1]), -hi[c, 2]))[0]]
+            return self._pick(idx[best], lo[best], hi[best], block)
+        self.failed[:] = 0
+        if not np.isfinite(block):  # nothing in the lane: drive towards the nearest packets
+            block = lo[:, 0].min()
+        # the tip stops short of a standing wall, unless stalled for long (then it digs in)
+        stop = wall - 0.1 if level < 2 else wall + 0.3
+        return self._sweep(block, stop)
 
-    def _pick(self, packet: int, lo: np.ndarray, hi: np.ndarray, front: float) -> list[Move]:
+    def _pick(self, packet: int, lo: np.ndarray, hi: np.ndarray, block: float) -> list[Move]:
         self.stats.picks += 1
         jitter = self.rng.uniform(-0.03, 0.03, 2)
         centre = 0.5 * (lo + hi)
@@ -155,7 +190,7 @@ class UnloadingController:
         y = float(np.clip(centre[1] + jitter[0], -0.7, 0.7))
         face = lo[0]
         model_x = min(face - CUP_AHEAD - geo.TOOL_HOME[0] - REACH_NOMINAL - EXTEND + PRESS,
-                      front - NOSE_REACH_MAX - 0.05)
+                      block - NOSE_REACH_MAX - 0.05)
         reach = float(np.clip(face - CUP_AHEAD - geo.TOOL_HOME[0] - model_x - EXTEND + PRESS,
                               -1.3, 1.6))
         drive = model_x - self.drive_offset
@@ -214,22 +249,25 @@ class UnloadingController:
         need = geo.BELT_TOP + RELEASE_CLEARANCE + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
         return float(np.clip(need, -0.45, 1.45))
 
-    def _sweep(self, front: float, wall: float) -> list[Move]:
+    def _sweep(self, block: float, stop: float) -> list[Move]:
+        """Nose down just before ``block`` (the nearest packet in the lane), drive in until the
+        tip reaches ``stop`` (or the base is blocked, or :data:`SWEEP_DEPTH`), close the
+        sweepers, convey, back off."""
         self.stats.sweeps += 1
-        unloaded = self.robot.unloaded
-        self.idle_sweeps = self.idle_sweeps + 1 if unloaded == self._unloaded_at_sweep else 0
-        self._unloaded_at_sweep = unloaded
-        start = front - NOSE_TIP - 0.1 - self.drive_offset
-        depth = 0.6 + self.rng.uniform(-0.05, 0.05)
-        depth = float(np.clip(wall - 0.1 - NOSE_TIP - 0.3 - self.drive_offset - start, 0.1, depth))
-        arm_up = {"arm_lift": 1.2, "arm_reach": -0.8, "plunger_extend": 0.0, "arm_shift": 0.0}
-        drive_now = self.robot.positions(["drive"])
+        tip0 = block - 0.25 + self.rng.uniform(-0.03, 0.03)  # raised tip clear of the block
+        start = tip0 - (geo.NOSE_HINGE[0] + geo.NOSE_LENGTH) - self.drive_offset
+        reach = 0.3
+        depth = float(np.clip(stop - (start + self.drive_offset + NOSE_TIP + reach), 0.15 - reach,
+                              SWEEP_DEPTH))
+        arm_up = {"arm_lift": 1.2, "arm_reach": -0.8, "plunger_extend": 0.0, "arm_shift": 0.0,
+                  "wrist_pitch": 0.0, "wrist_yaw": 0.0}
         return [
-            Move("nose_down", {**arm_up, "drive": min(start, float(drive_now[0])),
-                               "nose_pitch": 0.0, "nose_reach": 0.0,
-                               "sweep_left": 0.0, "sweep_right": 0.0}, timeout=8.0),
-            Move("sweep", {"drive": start + depth, "nose_reach": 0.3}, timeout=8.0,
-                 stop_when=self._blocked, speeds={"drive": SWEEP_SPEED, "nose_reach": SWEEP_SPEED}),
+            Move("to_sweep", {**arm_up, "drive": start, "nose_pitch": NOSE_UP, "nose_reach": 0.0,
+                              "sweep_left": 0.0, "sweep_right": 0.0}, timeout=8.0),
+            Move("nose_down", {"nose_pitch": 0.0}, timeout=2.0),
+            Move("sweep", {"drive": start + max(depth, 0.0), "nose_reach": reach + min(depth, 0.0)},
+                 timeout=2.0 + (abs(depth) + reach) / SWEEP_SPEED, stop_when=self._blocked,
+                 speeds={"drive": SWEEP_SPEED, "nose_reach": SWEEP_SPEED}),
             Move("sweep", {"sweep_left": -1.1, "sweep_right": 1.1}, timeout=1.5),
             Move("convey", {"sweep_left": 0.0, "sweep_right": 0.0}, timeout=1.5, dwell=1.5),
             Move("back_off", {"drive": start - 0.2, "nose_reach": 0.0, "nose_pitch": NOSE_UP},
