@@ -8,8 +8,8 @@ Mechanisms (measured in DESIGN.md on MuJoCo 4.0):
 
 Changed bodies are woken (sleeping islands must not see their parameters change).
 
-* DYNAMICS off: the body's DoFs get a very large damping (integrated implicitly, so stable) and
-  zero velocity, and gravity compensation; the body stays where it is but still collides with
+* DYNAMICS off: the body's DoFs get a damping of HOLD_FACTOR times their inertia per step
+  (integrated implicitly, so stable) and zero velocity, and gravity compensation; the body stays where it is but still collides with
   dynamic bodies. Two held bodies do not collide with each other (``contype = 0``), which removes
   their contact pairs from collision detection and the solver.
 * COLLISION off: ``contype = conaffinity = 0`` on the body's geoms.
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-HELD_DAMPING = 1e9  # N*s/m (or N*m*s/rad): with implicit damping the DoF cannot move noticeably
+HOLD_FACTOR = 1000.0  # held DoF damping = HOLD_FACTOR * inertia / step: each step keeps 1/1001 of
+# the velocity (implicit damping). A fixed huge value (1e9) diverged with MuJoCo's sleeping islands.
 
 
 class BodyLevers:
@@ -34,6 +35,7 @@ class BodyLevers:
         self.orig_conaffinity = m.geom_conaffinity.copy()
         self.orig_gravcomp = m.body_gravcomp.copy()
         self.orig_damping = m.dof_damping.copy()
+        self.held_damping = HOLD_FACTOR * m.dof_M0 / m.opt.timestep
         self.geom_body = m.geom_bodyid.copy()
         self.dof_body = m.dof_bodyid.copy()
         self.dynamics_off = np.zeros(m.nbody, bool)
@@ -76,7 +78,7 @@ class BodyLevers:
                                       self.orig_gravcomp[b])
         d = np.flatnonzero(body_mask[self.dof_body])
         held = self.dynamics_off[self.dof_body[d]]
-        m.dof_damping[d] = np.where(held, HELD_DAMPING, self.orig_damping[d])
+        m.dof_damping[d] = np.where(held, self.held_damping[d], self.orig_damping[d])
         if zero_velocity:
             data.qvel[d[held]] = 0.0
         # Wake what changed: MuJoCo's sleeping islands assume a sleeping body's contacts and
