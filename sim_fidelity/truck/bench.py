@@ -26,11 +26,12 @@ import numpy as np
 
 from ..fidelity_manager import FidelityManager
 from .controller import CONTROL_PERIOD, UnloadingController
-from .robot import REPO, load_truck
+from ..data import data_dir
+from .robot import load_truck
 
 MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3", "adfi-3-sleep")  # "-sleep": MuJoCo's
 # sleeping islands on as well
-CONFIG = REPO / "config" / "truck.yaml"
+CONFIG = data_dir("config") / "truck.yaml"
 SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
 PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
 

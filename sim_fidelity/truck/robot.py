@@ -12,13 +12,13 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from ..data import data_dir
 from ..simulator.engine import MujocoEngine
 from ..simulator.protocol import EntityKind
 from ..simulator.sdf import load_world
 from .conveyor import Conveyor
 from .suction import Suction, add_suction_welds
 
-REPO = Path(__file__).resolve().parents[2]
 PACKET_PATTERN = re.compile(r"packet_\d+")
 SOLVER_ITERATIONS = 20  # MuJoCo's default 100 only adds cost when the tool pushes into a wall
 LINESEARCH_ITERATIONS = 10
@@ -26,7 +26,7 @@ LINESEARCH_ITERATIONS = 10
 
 def world_path(scenario: str) -> Path:
     """``worlds/truck_<scenario>.sdf`` of the repository (or an installed share folder)."""
-    return REPO / "worlds" / f"truck_{scenario}.sdf"
+    return data_dir("worlds") / f"truck_{scenario}.sdf"
 
 
 class Unloader:
