@@ -36,12 +36,11 @@ def run_node(name: str, parameters: dict, start: Callable[[object, dict], Cleanu
     values = {key: node.get_parameter(key).value for key in parameters}
     log = node.get_logger()
     cleanup: Cleanup | None = None
+    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 else SingleThreadedExecutor()
     code = 0
     with raise_on_signals():
         try:
             cleanup = start(node, values)
-            executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 \
-                else SingleThreadedExecutor()
             executor.add_node(node)
             executor.spin()
         except Interrupted as e:
@@ -52,6 +51,7 @@ def run_node(name: str, parameters: dict, start: Callable[[object, dict], Cleanu
         finally:
             if cleanup is not None:
                 code = code or cleanup()
+            executor.shutdown(timeout_sec=2.0)  # nothing may be waiting in rcl when rclpy goes
             node.destroy_node()
             rclpy.try_shutdown()
     return code

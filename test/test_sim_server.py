@@ -245,7 +245,7 @@ def test_client_times_out_clearly_when_server_is_killed(world_file, tmp_path):
         sim.step(1)
         stop(proc, signal.SIGKILL)
         started = time.monotonic()
-        with pytest.raises(SimulatorTimeoutError, match="did not answer"):
+        with pytest.raises(SimulatorTimeoutError, match="did not answer|not available"):
             sim.step(1)
         assert time.monotonic() - started < 10.0
     finally:

@@ -120,6 +120,10 @@ class RosSimulator:
 
     def _send(self, key: str, request=None):
         client = self._clients[key]
+        # A request sent before the service is matched both ways can be lost (DDS discovery race).
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
+            raise SimulatorTimeoutError(f"{client.srv_name} is not available after "
+                                        f"{self.timeout:g} s: is the simulator running?")
         return client.call_async(request if request is not None else self._types[key].Request())
 
     def _wait(self, key: str, future, timeout: float | None = None):

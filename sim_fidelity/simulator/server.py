@@ -545,7 +545,7 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
     for name, (default, description) in PARAMETERS.items():
         node.declare_parameter(name, default, ParameterDescriptor(description=description))
         values[name] = node.get_parameter(name).value
-    server = None
+    server = executor = None
     try:
         if not values["world"]:
             raise SdfError("parameter 'world' is empty: give the SDF world to load")
@@ -571,6 +571,8 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
