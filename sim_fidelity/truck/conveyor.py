@@ -13,6 +13,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
 from ..simulator.engine import MujocoEngine
@@ -74,6 +75,7 @@ class Conveyor:
         self._dir_local = np.array([b.direction for b in self.belts])
         self._belt_body = np.array([b.body for b in self.belts], int)
         self._belt_geom = np.array([b.geom for b in self.belts], int)
+        self._welds = np.flatnonzero(m.eq_type == mujoco.mjtEq.mjEQ_WELD)
 
     @property
     def unloaded(self) -> int:
@@ -102,6 +104,12 @@ class Conveyor:
         belts = np.concatenate([belt[on0, 0], belt[on1, 1]])
         rows, first = np.unique(rows, return_index=True)
         belts = belts[first]
+        welded = engine.model.eq_obj2id[self._welds[d.eq_active[self._welds] == 1]]
+        if welded.size:  # a gripped packet follows its weld, not the belt
+            free = ~np.isin(self.packet_body[rows], welded)
+            rows, belts = rows[free], belts[free]
+            if not rows.size:
+                return
         mats = d.xmat[self._belt_body[belts]].reshape(-1, 3, 3)
         along = np.einsum("nij,nj->ni", mats, self._dir_local[belts])
         across = mats[:, :, 1]

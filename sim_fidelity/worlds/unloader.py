@@ -38,7 +38,7 @@ BELT_REAR = -1.0  # m, rear end of the body conveyor (model frame)
 BASE_FRONT = 1.0
 TOOL_HOME = (0.70, 0.0, 1.0)  # tool frame at zero arm joints
 NOSE_HINGE = (1.02, 0.0, 0.49)
-NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS = 1.1, 0.95, 0.01
+NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS = 1.1, 2.2, 0.01
 NOSE_TIP_Z = 0.004  # m, height of the ramp's lower edge at nose_pitch = 0 (a thin scoop)
 SENSOR_RANGE = 0.10  # m
 SENSOR_RATE = 50.0  # Hz
@@ -53,11 +53,11 @@ def nose_slope() -> float:
 # (name, type, parent, child, axis, lower, upper, p_gain, d_gain, force limit)
 ACTIVE_JOINTS = [
     ("arm_lift", "prismatic", "base", "carriage", "0 0 1", -0.45, 1.45, 4e4, 4e3, 3000),
-    ("arm_reach", "prismatic", "carriage", "boom", "1 0 0", -1.3, 1.6, 3e4, 3e3, 2000),
+    ("arm_reach", "prismatic", "carriage", "boom", "1 0 0", -1.3, 1.6, 3e4, 3e3, 4000),
     ("arm_shift", "prismatic", "boom", "slider", "0 1 0", -0.7, 0.7, 2e4, 2e3, 1500),
-    ("wrist_pitch", "revolute", "slider", "wrist", "0 1 0", -0.6, 0.6, 4e3, 4e2, 800),
-    ("wrist_yaw", "revolute", "wrist", "tool", "0 0 1", -0.5, 0.5, 4e3, 4e2, 800),
-    ("plunger_extend", "prismatic", "tool", "plate", "1 0 0", 0.0, 0.25, 1e4, 1e3, 1500),
+    ("wrist_pitch", "revolute", "slider", "wrist", "0 1 0", -0.6, 0.6, 4e4, 4e3, 4000),
+    ("wrist_yaw", "revolute", "wrist", "tool", "0 0 1", -0.5, 0.5, 4e4, 4e3, 4000),
+    ("plunger_extend", "prismatic", "tool", "plate", "1 0 0", 0.0, 0.25, 2e4, 2e3, 3000),
     ("nose_reach", "prismatic", "base", "nose_mount", "1 0 0", 0.0, 0.4, 5e4, 5e3, 4000),
     ("nose_pitch", "revolute", "nose_mount", "nose", "0 1 0", -0.6, 0.05, 3e4, 3e3, 6000),
     ("sweep_left", "revolute", "nose", "sweeper_left", "0 0 1", -1.2, 0.0, 2e3, 2e2, 400),

@@ -15,11 +15,12 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    seconds, so no physically unstable structure persists (0 disables).
 
 The robot's box is the union of the AABBs of the robot entities (boxes of ``robot_half_extents``
-about each entity's pose), inflated by ``inflation`` metres on every side. The presets of the
+about each entity's pose, one size for all or per entity regex), inflated by ``inflation`` metres on every side. The presets of the
 paper are :data:`ADFI_INFLATION`; "HiFi" is the manager switched off.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,12 +35,28 @@ ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
 HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
 
 
+def _half_extents(spec: np.ndarray | dict[str, np.ndarray], names: Sequence[str], key: str,
+                  what: str) -> np.ndarray:
+    """Half extents for each name: one vec3 for all, or the first ``{regex: vec3}`` entry matching."""
+    if isinstance(spec, np.ndarray):
+        return np.tile(spec, (len(names), 1))
+    half = np.full((len(names), 3), np.nan)
+    for pattern, value in reversed(list(spec.items())):  # the first matching pattern wins
+        regex = re.compile(pattern)
+        half[[bool(regex.fullmatch(n)) for n in names]] = value
+    missing = [n for n, h in zip(names, half[:, 0]) if np.isnan(h)]
+    if missing:
+        raise ParamError(key, f"no entry matches {what}(s) " + ", ".join(missing[:3]))
+    return half
+
+
 class PacketSignaler(Signaler):
     """Inflated-robot-box signaler with stillness, MEDIUM-to-LOW and periodic-refresh rules."""
 
     PARAMS = {
         "robot": Param("patterns", help="regex(es) of the robot's model/link entities"),
-        "robot_half_extents": Param("vec3", help="half extents [m] of the box about each robot entity"),
+        "robot_half_extents": Param("vec3_or_map", help="half extents [m] of the box about each "
+                                    "robot entity: [x, y, z] or {entity regex: [x, y, z]}"),
         "half_extents": Param("vec3_or_map", help="packet half extents [m]: [x, y, z] or "
                                                   "{tree-name regex: [x, y, z]}"),
         "inflation": Param("nonneg", 0.5, "inflation of the robot box [m] (AdFi-1/2/3: 1.0/0.5/0.01)"),
@@ -54,23 +71,12 @@ class PacketSignaler(Signaler):
         super().__init__(trees, params, sim)
         self.robot = match_entities(sim, params["robot"], "robot")
         self.anchors = self._anchors()
-        robot_half = np.tile(params["robot_half_extents"], (len(self.robot), 1))
-        self.half = np.vstack([robot_half, self._packet_half_extents(params["half_extents"])])
+        self.half = np.vstack([
+            _half_extents(params["robot_half_extents"], self.robot, "robot_half_extents", "entity"),
+            _half_extents(params["half_extents"], self.tree_names, "half_extents", "tree")])
         self.still = np.zeros(len(self.trees), np.int32)
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
-
-    def _packet_half_extents(self, spec: np.ndarray | dict[str, np.ndarray]) -> np.ndarray:
-        if isinstance(spec, np.ndarray):
-            return np.tile(spec, (len(self.trees), 1))
-        half = np.full((len(self.trees), 3), np.nan)
-        for pattern, value in reversed(list(spec.items())):  # the first matching pattern wins
-            half[self._select(pattern)] = value
-        missing = np.flatnonzero(np.isnan(half[:, 0]))
-        if missing.size:
-            raise ParamError("half_extents", "no entry matches tree(s) "
-                             + ", ".join(self.tree_names[missing[:3]]))
-        return half
 
     def state_entities(self) -> list[str]:
         return self.robot + self.anchors
