@@ -1,9 +1,11 @@
 """The ``sim_fidelity_conveyor`` script: belts emulated by velocities, and unload counting.
 
 A belt is a collision of a robot link (``<belt><link><collision><speed><direction>``, direction in
-the link frame). Each physics step, every packet in contact with a belt gets the belt's surface
-velocity along the belt (plus the robot's drive velocity), a pull towards the belt's centre line
-across it, and keeps its velocity normal to the belt: a cheap stand-in for belt friction. Every
+the link frame). Each physics step, every packet in contact with a belt is brought towards the belt's surface
+velocity along the belt (plus the robot's drive velocity), with a pull towards the belt's centre line
+across it, keeping its velocity normal to the belt; the change per step is bounded by
+:data:`BELT_ACCELERATION`, like friction (a packet jammed against something is not forced along,
+which would push the robot through the jam). Every
 ``check_period`` seconds, packets behind the model's ``unload_x`` (model frame) count as unloaded:
 they are moved to a storage yard beside the dock, at rest, and their DYNAMICS and COLLISION levers
 are switched off, so they cost next to nothing for the rest of the run.
@@ -21,6 +23,7 @@ from ..simulator.protocol import Lever
 
 CONVEYOR_FILENAME = "sim_fidelity_conveyor"
 CENTERING_GAIN = 2.0  # 1/s: lateral velocity per metre off the belt's centre line
+BELT_ACCELERATION = 8.0  # m/s^2: most a belt changes a packet's velocity (about mu * g)
 ANGULAR_DAMPING = 0.5  # angular velocity kept per step on a belt
 STORAGE_ORIGIN = np.array([-30.0, -10.0])  # m: storage yard (x, y), 1 m grid, 20 per row
 
@@ -119,10 +122,13 @@ class Conveyor:
         offset = np.einsum("ni,ni->n", d.xpos[self.packet_body[rows]] - d.geom_xpos[self._belt_geom[belts]],
                            across)
         base_v = np.array([d.qvel[self.drive_dof], 0.0, 0.0])
-        v = (self._speed[belts, None] * along + base_v
-             + np.einsum("ni,ni->n", lin, normal)[:, None] * normal
-             - CENTERING_GAIN * offset[:, None] * across)
-        d.qvel[dof[:, None] + np.arange(3)] = v
+        target = (self._speed[belts, None] * along + base_v
+                  + np.einsum("ni,ni->n", lin, normal)[:, None] * normal
+                  - CENTERING_GAIN * offset[:, None] * across)
+        change = target - lin  # the belt's friction bounds how fast it brings a packet along
+        limit = BELT_ACCELERATION * engine.step_size
+        norm = np.linalg.norm(change, axis=1, keepdims=True)
+        d.qvel[dof[:, None] + np.arange(3)] = lin + change * np.minimum(1.0, limit / np.maximum(norm, 1e-12))
         d.qvel[dof[:, None] + np.arange(3, 6)] *= ANGULAR_DAMPING
 
     def _count_unloaded(self, engine: MujocoEngine) -> None:
