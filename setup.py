@@ -48,5 +48,9 @@ setup(
             "manual = sim_fidelity.fidelity_manager.signalers.manual:ManualSignaler",
             "schedule = sim_fidelity.fidelity_manager.signalers.schedule:ScheduleSignaler",
         ],
+        "sim_fidelity.scripts": [  # SDF <plugin filename="..."> -> script class (simulator/scripts.py)
+            "sim_fidelity_suction = sim_fidelity.truck.suction:Suction",
+            "sim_fidelity_conveyor = sim_fidelity.truck.conveyor:Conveyor",
+        ],
     },
 )

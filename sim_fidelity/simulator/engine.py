@@ -17,6 +17,7 @@ from .errors import (InvalidOperationError, InvalidPoseError, UnknownEntityError
                      UnsupportedLeverError)
 from .levers import ActuatorLevers, BodyLevers
 from .protocol import EntityInfo, EntityKind, Features, Lever, SimState
+from .scripts import Scripts
 from .sdf import add_models, load_world, load_world_string
 from .sdf.records import FREE_JOINT_SUFFIX, LoadedWorld
 
@@ -64,6 +65,8 @@ class MujocoEngine:
         anchor.explicitinertial = True
         self.controllers: dict[str, ControllerRecord] = {
             c.plugin: c for c in add_controller_actuators(world)}
+        self.scripts = Scripts()
+        self.scripts.prepare(world, world.plugins)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self._body_levers: BodyLevers | None = None
@@ -77,6 +80,7 @@ class MujocoEngine:
         self._init_controls()
         mujoco.mj_forward(self.model, self.data)
         self._capture_initial()
+        self.scripts.attach(self)
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -173,6 +177,7 @@ class MujocoEngine:
         self._body_free_qpos = {self._body_id[n]: a for n, a in self._free_qpos.items()}
         self._body_free_dof = {self._body_id[n]: a for n, a in self._free_dof.items()}
         self._refs_cache: dict[tuple, _Refs] = {}
+        self._joint_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._stale = False
 
     def _first_link(self, model: str) -> str | None:
@@ -397,6 +402,7 @@ class MujocoEngine:
         self._init_controls()
         mujoco.mj_forward(m, d)
         self._stale = False
+        self.scripts.reset(self)
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None,
@@ -411,9 +417,11 @@ class MujocoEngine:
                        if any(r.parent == a or r.parent.startswith(a + "::") for a in added)}
         self.controllers.update({c.plugin: c for c in
                                  add_controller_actuators(self.world, only=new_plugins)})
+        self.scripts.prepare(self.world, [p for p in self.world.plugins if p in new_plugins])
         self._recompile()
         for plugin in new_plugins & set(self.controllers):
             self.data.ctrl[self._actuator_id[plugin]] = self.controllers[plugin].initial
+        self.scripts.attach(self)
         return added[0]
 
     def delete(self, name: str) -> None:
@@ -446,9 +454,13 @@ class MujocoEngine:
                  for n, i in self._body_id.items()}
         initial = {n: (self._initial_body_pos[i], self._initial_body_quat[i])
                    for n, i in self._body_id.items()}
+        old_ids = self._body_id
         self.model, self.data = self.world.spec.recompile(self.model, self.data)
         self._reindex()
         m = self.model
+        body_map = np.full(len(old_ids), -1, int)
+        for n, i in old_ids.items():
+            body_map[i] = self._body_id.get(n, -1)
         self._initial_body_pos = m.body_pos.copy()
         self._initial_body_quat = m.body_quat.copy()
         for n, i in self._body_id.items():
@@ -457,6 +469,7 @@ class MujocoEngine:
                 self._initial_body_pos[i], self._initial_body_quat[i] = initial[n]
         self._initial_qpos = m.qpos0.copy()  # spawned bodies start where they were spawned
         mujoco.mj_forward(m, self.data)
+        self.scripts.recompiled(self, body_map)
 
     # ------------------------------------------------------------------ fidelity levers
     def _lever_bodies(self, names: Sequence[str], lever: Lever) -> np.ndarray:
@@ -555,16 +568,59 @@ class MujocoEngine:
 
     def joint_positions(self, joints: Sequence[str]) -> np.ndarray:
         """Positions of one-degree-of-freedom joints (rad or m)."""
+        qadr, _ = self._joint_addresses(joints)
+        return self.data.qpos[qadr]
+
+    def joint_states(self, joints: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and velocities of one-degree-of-freedom joints."""
+        qadr, dadr = self._joint_addresses(joints)
+        return self.data.qpos[qadr], self.data.qvel[dadr]
+
+    def _joint_addresses(self, joints: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """qpos and qvel indices of one-DoF joints (cached per list of names)."""
+        key = tuple(joints)
+        found = self._joint_cache.get(key)
+        if found is None:
+            m = self.model
+            ids = np.empty(len(key), int)
+            for i, name in enumerate(key):
+                rec = self.world.joints.get(name)
+                if rec is None:
+                    raise UnknownEntityError(name, "not a joint")
+                if len(rec.mj_joints) != 1 or rec.type == "ball":
+                    raise InvalidOperationError(f"joint '{name}' ({rec.type}) has no single position")
+                ids[i] = m.joint(rec.mj_joints[0]).id
+            found = m.jnt_qposadr[ids], m.jnt_dofadr[ids]
+            if len(self._joint_cache) > 64:
+                self._joint_cache.clear()
+            self._joint_cache[key] = found
+        return found
+
+    def entity_bounds(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Lower and upper corner of the axis-aligned box around the collision geometry of a
+        model or link, in the entity's own frame; None when it has none."""
+        info = self.entity_info(name)
+        if info.kind == EntityKind.LINK:
+            links = [name]
+        elif info.kind == EntityKind.MODEL:
+            links = [n for n, r in self.world.links.items() if self._belongs(r.model, name)]
+        else:
+            raise InvalidOperationError(f"'{name}' is a {info.kind.value}: only models and links "
+                                        "have bounds")
+        geoms = np.array([self.model.geom(g).id for n in links
+                          for g in self.world.links[n].collisions], int)
+        if not geoms.size:
+            return None
+        self._refresh()
         m, d = self.model, self.data
-        out = np.empty(len(joints))
-        for i, name in enumerate(joints):
-            rec = self.world.joints.get(name)
-            if rec is None:
-                raise UnknownEntityError(name, "not a joint")
-            if len(rec.mj_joints) != 1:
-                raise InvalidOperationError(f"joint '{name}' ({rec.type}) has no single position")
-            out[i] = d.qpos[m.jnt_qposadr[m.joint(rec.mj_joints[0]).id]]
-        return out
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        aabb = m.geom_aabb[geoms]  # centre and half extents in the geom frame
+        local = aabb[:, None, :3] + corners[None] * aabb[:, None, 3:]
+        world = np.einsum("gij,gkj->gki", d.geom_xmat[geoms].reshape(-1, 3, 3), local)
+        world += d.geom_xpos[geoms][:, None]
+        frame = self.get_states([name])[0][0]
+        points = poses.quat_rotate(poses.quat_conj(frame[3:]), world.reshape(-1, 3) - frame[:3])
+        return points.min(axis=0), points.max(axis=0)
 
     def sensor_enabled(self, name: str) -> bool:
         self.entity_info(name)

@@ -4,7 +4,9 @@ Serves the same service names and types as Gazebo's ``ros_gz_sim`` server, so a 
 the two apart, plus our fidelity levers (``~/set_lever``, ``~/get_levers``, ``~/list_entities``).
 Publishes ``/clock``, ``~/performance``, for the models named in ``odometry``,
 ``/model/<name>/odometry``, and the world's settable sensor values (``sensor_values.py``) on
-their topics, overridden through ``~/set_sensor_values``.
+their topics, overridden through ``~/set_sensor_values``. Joint commands and states of the models
+and the topics of their scripts are in ``model_topics.py``; ``~/get_entity_bounds`` gives the box
+around an entity's collision geometry.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from . import poses
 from .engine import MujocoEngine
+from .model_topics import ModelTopics
 from .sensor_values import SensorValues
 from .errors import (InvalidPoseError, SdfError, SimulatorError, UnknownEntityError,
                      UnsupportedFeatureError)
@@ -83,6 +86,7 @@ class SimServer:
             "/set_simulation_state": (si.SetSimulationState, self._set_simulation_state),
             "/reset_simulation": (si.ResetSimulation, self._reset_simulation),
             "/get_simulator_features": (si.GetSimulatorFeatures, self._get_simulator_features),
+            "~/get_entity_bounds": (si.GetEntityBounds, self._get_entity_bounds),
         }
         if serve_levers:
             services.update({"~/set_lever": (SetLever, self._set_lever),
@@ -96,9 +100,10 @@ class SimServer:
                           for name, (t, cb) in services.items()]
         self._odometry = self._odometry_publishers(odometry)
         self._sensor_pubs = self._sensor_value_publishers()
+        self.model_topics = ModelTopics(node, engine, self.lock)
         self._perf = {"wall": time.perf_counter(), "sim": engine.time, "steps": 0, "busy": 0.0}
         self._perf_timer = node.create_timer(1.0, self._publish_performance)
-        if publish_rate > 0 and (self._odometry or self._sensor_pubs):
+        if publish_rate > 0:  # a spawned robot may bring topics
             self._state_timer = node.create_timer(1.0 / publish_rate, self._publish_states)
         self._thread = threading.Thread(target=self._run, name="sim_server_stepper", daemon=True)
 
@@ -180,9 +185,11 @@ class SimServer:
                  s.kind) for s in self.sensor_values.sensors]
 
     def _publish_states(self) -> None:
-        self._publish_sensor_values()
+        if self._sensor_pubs:
+            self._publish_sensor_values()
         if self._odometry:
             self._publish_odometry()
+        self.model_topics.publish()
 
     def _publish_sensor_values(self) -> None:
         from std_msgs.msg import Bool, Float64
@@ -316,8 +323,17 @@ class SimServer:
         res.info.description = f"{info.kind.value}{' ' + info.type if info.type else ''}"
         res.info.tags = self._tags(req.entity)
 
-    def _spawn_entity(self, req, res):
+    def _get_entity_bounds(self, req, res):
+        from geometry_msgs.msg import Vector3
+        from simulation_interfaces.msg import Bounds
+        box = self.engine.entity_bounds(req.entity)
+        if box is None:
+            res.bounds.type = Bounds.TYPE_EMPTY
+            return
+        res.bounds.type = Bounds.TYPE_BOX
+        res.bounds.points = [Vector3(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in box]
 
+    def _spawn_entity(self, req, res):
         from .ros_convert import pose_array
         text, source = req.resource_string, "<string>"
         if not text and req.uri:
@@ -366,7 +382,7 @@ class SimServer:
             res.result = _result(OPERATION_FAILED, str(e))
             return
         self.spawned.append(res.entity_name)
-        return
+        self.model_topics.sync()
 
     def _model_file(self, uri: str) -> Path:
         """The SDF file a spawn URI names (``model://``, ``file://`` or a path, as in <include>)."""
@@ -383,6 +399,7 @@ class SimServer:
         self.engine.delete(req.entity)
         if req.entity in self.spawned:
             self.spawned.remove(req.entity)
+        self.model_topics.sync()
 
     def _step_simulation(self, req, res):
         if self.engine.sim_state() == SimState.PLAYING:
@@ -436,6 +453,7 @@ class SimServer:
             for name in list(self.spawned):
                 self.engine.delete(name)
             self.spawned.clear()
+            self.model_topics.sync()
         if scope in (type(req).SCOPE_DEFAULT, type(req).SCOPE_ALL) or scope & (type(req).SCOPE_TIME | type(req).SCOPE_STATE):
             self.engine.reset()
         self._publish_clock()
@@ -448,7 +466,8 @@ class SimServer:
             F.ENTITY_STATE_GETTING, F.ENTITY_STATE_SETTING, F.ENTITY_INFO_GETTING,
             F.SIMULATION_RESET, F.SIMULATION_RESET_TIME, F.SIMULATION_RESET_STATE,
             F.SIMULATION_RESET_SPAWNED, F.SIMULATION_STATE_GETTING, F.SIMULATION_STATE_SETTING,
-            F.SIMULATION_STATE_PAUSE, F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE]
+            F.SIMULATION_STATE_PAUSE, F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE,
+            F.ENTITY_BOUNDS, F.ENTITY_BOUNDS_BOX]
         res.features.spawn_formats = ["sdf"]
         levers = ",".join(l.name.lower() for l in sorted(self.engine.features().levers))
         res.features.custom_info = (f"sim_fidelity embedded {self.engine.features().extra['engine']}; "

@@ -2,13 +2,18 @@
 
 A belt is a collision of a robot link (``<belt><link><collision><speed><direction>``, direction in
 the link frame). Each physics step, every packet in contact with a belt is brought towards the belt's surface
-velocity along the belt (plus the robot's drive velocity), with a pull towards the belt's centre line
-across it, keeping its velocity normal to the belt; the change per step is bounded by
-:data:`BELT_ACCELERATION`, like friction (a packet jammed against something is not forced along,
-which would push the robot through the jam). Every
-``check_period`` seconds, packets behind the model's ``unload_x`` (model frame) count as unloaded:
-they are moved to a storage yard beside the dock, at rest, and their DYNAMICS and COLLISION levers
-are switched off, so they cost next to nothing for the rest of the run.
+velocity along the belt (plus the velocity of the robot's root link along its slide joints, i.e.
+its drive), with a pull towards the belt's centre line across it, keeping its velocity normal to
+the belt; the change per step is bounded by :data:`BELT_ACCELERATION`, like friction (a packet
+jammed against something is not forced along, which would push the robot through the jam). A
+packet gripped by a weld is left to its weld. Every :data:`CHECK_PERIOD` seconds, packets behind
+the model's ``unload_x`` (model frame) count as unloaded: they are moved to a storage yard beside
+the dock, at rest, and their DYNAMICS and COLLISION levers are switched off, so they cost next to
+nothing for the rest of the run.
+
+Packets are the other free-moving models (:func:`~sim_fidelity.simulator.scripts.movable_models`),
+in name order, including ones spawned later. Over ROS (``sim_server``) the count is published on
+``/model/<model>/unloaded`` (std_msgs/UInt32).
 """
 from __future__ import annotations
 
@@ -19,13 +24,16 @@ import mujoco
 import numpy as np
 
 from ..simulator.engine import MujocoEngine
+from ..simulator.errors import SdfError
 from ..simulator.protocol import Lever
+from ..simulator.scripts import Publication, movable_models
 
 CONVEYOR_FILENAME = "sim_fidelity_conveyor"
 CENTERING_GAIN = 2.0  # 1/s: lateral velocity per metre off the belt's centre line
 BELT_ACCELERATION = 8.0  # m/s^2: most a belt changes a packet's velocity (about mu * g)
 ANGULAR_DAMPING = 0.5  # angular velocity kept per step on a belt
 STORAGE_ORIGIN = np.array([-30.0, -10.0])  # m: storage yard (x, y), 1 m grid, 20 per row
+CHECK_PERIOD = 0.05  # s between unload checks
 
 
 @dataclass
@@ -37,48 +45,83 @@ class Belt:
 
 
 class Conveyor:
-    """Belts and unload counting of one robot model over the given packets (model names)."""
+    """Belts and unload counting of one robot (the model holding its one conveyor plugin)."""
 
-    def __init__(self, engine: MujocoEngine, robot: str, packets: list[str], drive_dof: int,
-                 check_period: float = 0.05):
-        m, w = engine.model, engine.world
-        name = next(n for n, r in w.plugins.items()
-                    if r.filename == CONVEYOR_FILENAME and r.parent == robot)
-        self.plugin = name
-        root = ET.fromstring(w.plugins[name].xml)
-        self.belts = []
-        for b in root.findall("belt"):
-            link = f"{robot}::{b.findtext('link').strip()}"
-            geom = m.geom(f"{link}::{b.findtext('collision').strip()}").id
-            direction = np.array([float(v) for v in b.findtext("direction").split()])
-            self.belts.append(Belt(geom, m.body(link).id, float(b.findtext("speed")),
-                                   direction / np.linalg.norm(direction)))
+    step_order = 1  # after the scripts that grip, so this step's welds are seen
+
+    def __init__(self, engine: MujocoEngine, model: str, plugins: list[str]):
+        if len(plugins) != 1:
+            raise SdfError(f"model '{model}' has {len(plugins)} {CONVEYOR_FILENAME} plugins; "
+                           "one conveyor plugin per model", element="plugin")
+        self.plugin, self.model = plugins[0], model
+        rec = engine.world.plugins[self.plugin]
+        self.robot = rec.parent  # scoped name of the model holding the plugin
+        root = ET.fromstring(rec.xml)
+        self._belt_xml = [(f"{self.robot}::{b.findtext('link').strip()}",
+                           b.findtext("collision").strip(), float(b.findtext("speed")),
+                           np.array([float(v) for v in b.findtext("direction").split()]))
+                          for b in root.findall("belt")]
         self.unload_x = float(root.findtext("unload_x"))
-        self.robot = robot
-        self.drive_dof = drive_dof
-        self.packets = list(packets)
-        self.packet_body = np.array([m.body(f"{p}::link").id for p in packets], int)
+        self.check_every = max(1, int(round(CHECK_PERIOD / engine.step_size)))
+        self.packets: list[str] = []
+        self.in_truck = np.ones(0, bool)
+        self.reset(engine)
+        self._bind(engine)
+
+    def _bind(self, engine: MujocoEngine) -> None:
+        """Model indices of belts, packets and the drive (after every compile); new packets are
+        appended, deleted ones leave the truck uncounted."""
+        m, w = engine.model, engine.world
+        self.belts = [Belt(m.geom(f"{link}::{collision}").id, m.body(link).id, speed,
+                           direction / np.linalg.norm(direction))
+                      for link, collision, speed, direction in self._belt_xml]
+        known = set(self.packets)
+        new = [p for p in movable_models(w, self.model) if p not in known]
+        self.packets += new
+        self.in_truck = np.concatenate([self.in_truck, np.ones(len(new), bool)])
+        live = np.array([p in w.models for p in self.packets], bool)
+        self.in_truck &= live
+        self.packet_body = np.array([m.body(w.models[p].canonical_link).id if ok else 0
+                                     for p, ok in zip(self.packets, live)], int)
         self.packet_dof = m.jnt_dofadr[m.body_jntadr[self.packet_body]]
         self.packet_qpos = m.jnt_qposadr[m.body_jntadr[self.packet_body]]
         self.belt_of_geom = np.full(m.ngeom, -1, int)
         self.belt_of_geom[[b.geom for b in self.belts]] = np.arange(len(self.belts))
-        self.packet_of_geom = np.full(m.ngeom, -1, int)
         row_of_body = np.full(m.nbody, -1, int)
-        row_of_body[self.packet_body] = np.arange(len(packets))
-        self.packet_of_geom[:] = row_of_body[m.geom_bodyid]
+        row_of_body[self.packet_body[live]] = np.flatnonzero(live)
+        self.packet_of_geom = row_of_body[m.geom_bodyid]
         self.packet_of_geom[m.geom_contype == 0] = -1  # visuals
         self.packet_half_height = np.array(
             [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0], 2]
-             for b in self.packet_body])
-        self.in_truck = np.ones(len(packets), bool)
-        self.unload_times: list[float] = []
-        self.check_every = max(1, int(round(check_period / engine.step_size)))
-        self._steps = 0
+             if ok else 0.0 for b, ok in zip(self.packet_body, live)])
         self._speed = np.array([b.speed for b in self.belts])
         self._dir_local = np.array([b.direction for b in self.belts])
         self._belt_body = np.array([b.body for b in self.belts], int)
         self._belt_geom = np.array([b.geom for b in self.belts], int)
         self._welds = np.flatnonzero(m.eq_type == mujoco.mjtEq.mjEQ_WELD)
+        self._bind_drive(engine)
+
+    def _bind_drive(self, engine: MujocoEngine) -> None:
+        """DoFs and world axes of the slide joints that carry the robot's root link."""
+        m, d = engine.model, engine.data
+        root = m.body(engine.world.models[self.robot].canonical_link).id
+        joints = [j for j in range(m.body_jntadr[root], m.body_jntadr[root] + m.body_jntnum[root])
+                  if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE]
+        self._drive_dof = m.jnt_dofadr[joints].astype(int)
+        self._drive_axis = (m.jnt_axis[joints] @ d.xmat[root].reshape(3, 3).T).reshape(-1, 3)
+
+    def recompiled(self, engine: MujocoEngine, body_map: np.ndarray) -> None:
+        self._bind(engine)
+
+    def reset(self, engine: MujocoEngine) -> None:
+        """Every packet back in the truck (the engine reset their poses) and simulated again."""
+        gone = [p for p, inside in zip(self.packets, self.in_truck)
+                if not inside and p in engine.world.models]
+        engine.set_lever(gone, Lever.DYNAMICS, True)
+        engine.set_lever(gone, Lever.COLLISION, True)
+        self.in_truck = np.array([p in engine.world.models for p in self.packets], bool)
+        self.unload_times: list[float] = []
+        self._steps = 0
 
     @property
     def unloaded(self) -> int:
@@ -121,7 +164,7 @@ class Conveyor:
         lin = d.qvel[dof[:, None] + np.arange(3)]
         offset = np.einsum("ni,ni->n", d.xpos[self.packet_body[rows]] - d.geom_xpos[self._belt_geom[belts]],
                            across)
-        base_v = np.array([d.qvel[self.drive_dof], 0.0, 0.0])
+        base_v = d.qvel[self._drive_dof] @ self._drive_axis
         target = (self._speed[belts, None] * along + base_v
                   + np.einsum("ni,ni->n", lin, normal)[:, None] * normal
                   - CENTERING_GAIN * offset[:, None] * across)
@@ -150,3 +193,7 @@ class Conveyor:
         engine.set_lever(names, Lever.COLLISION, False)
         self.in_truck[gone] = False
         self.unload_times += [engine.time] * gone.size
+
+    def ros_endpoints(self) -> list[Publication]:
+        return [Publication(f"/model/{self.model}/unloaded", "std_msgs/msg/UInt32",
+                            lambda engine: {"data": self.unloaded})]

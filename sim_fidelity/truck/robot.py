@@ -1,23 +1,21 @@
-"""The unloader robot in the embedded engine: its scripts as step hooks, joint commands by name.
+"""The unloader robot in the embedded engine: joint commands by name, its scripts' state.
 
-:func:`load_truck` loads a truck world (``worlds/truck_*.sdf``), allocates the suction welds,
-compiles the engine, keeps the robot awake under MuJoCo sleeping, and wires the robot's scripts
-(:class:`~.suction.Suction`, :class:`~.conveyor.Conveyor`) into ``engine.step_hooks``.
+:func:`load_truck` loads a truck world (``worlds/truck_*.sdf``); the engine runs the robot's
+scripts itself (:mod:`~sim_fidelity.simulator.scripts`: :class:`~.suction.Suction`,
+:class:`~.conveyor.Conveyor`), and :class:`Unloader` reads and drives them in process.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
 from ..data import data_dir
 from ..simulator.engine import MujocoEngine
 from ..simulator.protocol import EntityKind
-from ..simulator.sdf import load_world
-from .conveyor import Conveyor
-from .suction import Suction, add_suction_welds
+from .conveyor import CONVEYOR_FILENAME, Conveyor
+from .suction import SUCTION_FILENAME, Suction
 
 PACKET_PATTERN = re.compile(r"packet_\d+")
 SOLVER_ITERATIONS = 20  # MuJoCo's default 100 only adds cost when the tool pushes into a wall
@@ -40,17 +38,13 @@ class Unloader:
         self.joints = list(self.plugin_of)
         self.packets = sorted(e for e in engine.entities(EntityKind.MODEL)
                               if PACKET_PATTERN.fullmatch(e))
-        packet_bodies = np.array([m.body(f"{p}::link").id for p in self.packets], int)
-        self.suction = Suction(engine, packet_bodies)
-        drive = m.joint(f"{name}::drive")
-        self.conveyor = Conveyor(engine, name, self.packets, int(m.jnt_dofadr[drive.id]))
-        engine.step_hooks += [self.suction, self.conveyor]
-        trees = np.unique(m.body_treeid[[b for b in range(m.nbody)
-                                         if m.body(b).name.startswith(name + "::")]])
-        m.tree_sleep_policy[trees[trees >= 0]] = int(mujoco.mjtSleepPolicy.mjSLEEP_NEVER)
+        self.suction: Suction = engine.scripts.get(name, SUCTION_FILENAME)
+        self.conveyor: Conveyor = engine.scripts.get(name, CONVEYOR_FILENAME)
+        row = {p: i for i, p in enumerate(self.conveyor.packets)}
+        self._rows = np.array([row[p] for p in self.packets], int)  # packets -> conveyor rows
         self.packet_half = np.array(
             [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0]]
-             for b in packet_bodies])
+             for b in self.conveyor.packet_body[self._rows]]).reshape(-1, 3)
 
     def command(self, targets: dict[str, float]) -> None:
         """Position targets of active joints by short name (``arm_lift``, ``drive``, ...)."""
@@ -62,17 +56,39 @@ class Unloader:
     def suction_on(self, on: bool) -> None:
         self.suction.command(self.engine, on)
 
+    def held_packets(self) -> np.ndarray:
+        """Rows of ``packets`` held by the suction now."""
+        return np.flatnonzero(np.isin(self.conveyor.packet_body[self._rows],
+                                      self.suction.held_bodies()))
+
+    @property
+    def in_truck(self) -> np.ndarray:
+        """Per row of ``packets``: not unloaded yet (a read-only copy of the conveyor's mask)."""
+        mask = self.conveyor.in_truck[self._rows]
+        mask.flags.writeable = False
+        return mask
+
     @property
     def unloaded(self) -> int:
         return self.conveyor.unloaded
+
+    @property
+    def time(self) -> float:
+        return self.engine.time
+
+    def packet_poses(self, rows: np.ndarray) -> np.ndarray:
+        """(n, 7) poses ``x y z qx qy qz qw`` of the packets in ``rows``."""
+        return self.engine.get_states([self.packets[i] for i in rows])[0]
+
+    def model_x(self) -> float:
+        """x of the robot's model frame in the world."""
+        return float(self.engine.get_states([self.name])[0][0, 0])
 
 
 def load_truck(world: str | Path, sleep: bool = False) -> tuple[MujocoEngine, Unloader]:
     """Engine and robot for a truck world file, or a scenario letter ('A', 'B', 'C')."""
     path = world_path(str(world)) if str(world) in ("A", "B", "C") else Path(world)
-    loaded = load_world(path)
-    add_suction_welds(loaded)
-    engine = MujocoEngine(loaded, sleep=sleep, sleep_tolerance=0.01 if sleep else None)
+    engine = MujocoEngine.from_file(path, sleep=sleep, sleep_tolerance=0.01 if sleep else None)
     engine.model.opt.iterations = SOLVER_ITERATIONS
     engine.model.opt.ls_iterations = LINESEARCH_ITERATIONS
     return engine, Unloader(engine)

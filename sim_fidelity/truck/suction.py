@@ -1,15 +1,19 @@
 """The ``sim_fidelity_suction`` script: one suction cup per plunger, as an engine step hook.
 
-Every suction plugin of the world (on a cup link, naming its proximity ``<sensor>``) is one row of
-this vectorised script. At the sensor's update rate it casts each enabled sensor's ray along the
-cup axis and, while suction is commanded on, grips every packet that a cup touches and sees within
+Every suction plugin of a model (on a cup link, naming its proximity ``<sensor>``) is one row of
+this vectorised script (run by :mod:`~sim_fidelity.simulator.scripts`). At the sensor's update
+rate it casts each enabled sensor's ray along the cup axis and, while suction is commanded on,
+grips every packet (a link of another free-moving model) that a cup touches and sees within
 ``grip_distance``. A sealed cup holds its packet rigidly to the plunger plate: the grip is a weld
 constraint from the plate to the packet (one per gripped packet, from the first cup that seals on
-it), allocated inactive per plunger before the world is compiled (:func:`add_suction_welds`) and
+it), allocated inactive per plunger before the world is compiled (:meth:`Suction.prepare`) and
 retargeted at run time. Welding to the plate rather than to the 0.1 kg cup at the end of four
 compliant joints keeps heavy packets (up to 30 kg, several at once) stable at a 2 ms step.
 Switching suction off releases every grip at once. A plunger whose script (SCRIPT lever) or sensor
 (SENSOR lever) is off neither senses nor grips, and drops what it held.
+
+Over ROS (``sim_server``): ``/model/<model>/suction/cmd`` (std_msgs/Bool) switches suction, and
+``/model/<model>/suction/state`` (sim_fidelity_interfaces/SuctionState) tells what is held.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import mujoco
 import numpy as np
 
 from ..simulator.engine import MujocoEngine
+from ..simulator.scripts import Publication, Subscription, movable_models, top_model
 from ..simulator.sdf.records import LoadedWorld
 
 SUCTION_FILENAME = "sim_fidelity_suction"
@@ -26,24 +31,20 @@ RAY_GROUP = 3  # cups are moved to this geom group so their own rays skip them
 WELD_SUFFIX = "::weld"
 
 
-def suction_plugins(world: LoadedWorld) -> list[str]:
-    return [n for n, r in world.plugins.items() if r.filename == SUCTION_FILENAME]
-
-
-def add_suction_welds(world: LoadedWorld) -> None:
-    """Allocate one inactive weld per suction plugin (cup -> world) in ``world.spec``."""
-    for name in suction_plugins(world):
-        world.spec.add_equality(name=name + WELD_SUFFIX, type=mujoco.mjtEq.mjEQ_WELD,
-                                objtype=mujoco.mjtObj.mjOBJ_BODY,
-                                name1=world.plugins[name].parent, name2="world", active=False)
-
-
 class Suction:
-    """All suction scripts of one engine; call :meth:`command` to switch suction on or off."""
+    """The suction plugins of one model; call :meth:`command` to switch suction on or off."""
 
-    def __init__(self, engine: MujocoEngine, grippable: np.ndarray):
-        m, w = engine.model, engine.world
-        self.plugins = suction_plugins(w)
+    @staticmethod
+    def prepare(world: LoadedWorld, plugins: list[str]) -> None:
+        """Allocate one inactive weld per suction plugin (cup -> world) in ``world.spec``."""
+        for name in plugins:
+            world.spec.add_equality(name=name + WELD_SUFFIX, type=mujoco.mjtEq.mjEQ_WELD,
+                                    objtype=mujoco.mjtObj.mjOBJ_BODY,
+                                    name1=world.plugins[name].parent, name2="world", active=False)
+
+    def __init__(self, engine: MujocoEngine, model: str, plugins: list[str]):
+        w = engine.world
+        self.model, self.plugins = model, list(plugins)
         n = len(self.plugins)
         self.sensors, rates, self.grip_distance = [], [], np.empty(n)
         for i, name in enumerate(self.plugins):
@@ -56,6 +57,15 @@ class Suction:
         sensor_xml = [ET.fromstring(w.sensors[s].xml) for s in self.sensors]
         self.range = np.array([float(x.findtext("ray/range/max", "0.1")) for x in sensor_xml])
         self.sensor_offset = np.array([w.sensors[s].pose[:3] for s in self.sensors]).reshape(n, 3)
+        self.period = max(1, int(round(1.0 / (min(rates) * engine.step_size))))
+        self.geom_group_mask = np.array([1, 0, 0, 0, 0, 0], np.uint8)
+        self._geomid = np.zeros(1, np.int32)
+        self.reset(engine)
+        self._bind(engine)
+
+    def _bind(self, engine: MujocoEngine) -> None:
+        """Model indices of cups, welds, plates and grippable bodies (after every compile)."""
+        m, w = engine.model, engine.world
         self.cup_body = np.array([m.body(w.plugins[p].parent).id for p in self.plugins], int)
         self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0]
                                   for b in self.cup_body], int)
@@ -65,17 +75,29 @@ class Suction:
         for _ in range(4):  # cup -> gimbal_b -> gimbal_a -> tube -> plate
             plate = m.body_parentid[plate]
         self.plate_body = plate
-        self.period = max(1, int(round(1.0 / (min(rates) * engine.step_size))))
+        others = set(movable_models(w, self.model))
         self.grippable = np.zeros(m.nbody, bool)
-        self.grippable[grippable] = True
-        self.geom_group_mask = np.array([1, 0, 0, 0, 0, 0], np.uint8)
+        self.grippable[[m.body(n).id for n, r in w.links.items()
+                        if top_model(r.model) in others]] = True
+
+    def reset(self, engine: MujocoEngine) -> None:
+        """Suction off, nothing held (the engine reset deactivated the welds)."""
+        n = len(self.plugins)
         self.on = False
         self.held = np.full(n, -1, int)  # body id held by each cup, -1 when none
         self._weld_on = np.zeros(n, bool)  # the row's weld is the active one of its packet
         self.readings = np.full(n, np.inf)  # metres to the nearest geom along each cup axis
         self.active = np.ones(n, bool)
         self._steps = 0
-        self._geomid = np.zeros(1, np.int32)
+
+    def recompiled(self, engine: MujocoEngine, body_map: np.ndarray) -> None:
+        """Rebind, then weld again what is still held (the recompile reset the weld targets)."""
+        self._bind(engine)
+        self.held[self.held >= 0] = body_map[self.held[self.held >= 0]]
+        rows = np.flatnonzero(self._weld_on & (self.held >= 0))
+        engine.data.eq_active[self.eq] = 0
+        self._weld_on[:] = False
+        self._weld(engine, rows, self.held[rows])
 
     def __len__(self) -> int:
         return len(self.plugins)
@@ -180,3 +202,14 @@ class Suction:
     def held_bodies(self) -> np.ndarray:
         """Distinct body ids held by any cup now."""
         return np.unique(self.held[self.held >= 0])
+
+    def held_models(self, engine: MujocoEngine) -> list[str]:
+        """Names of the models held now."""
+        return sorted({top_model(engine.model.body(b).name) for b in self.held_bodies()})
+
+    def ros_endpoints(self) -> list[Subscription | Publication]:
+        topic = f"/model/{self.model}/suction"
+        return [Subscription(f"{topic}/cmd", "std_msgs/msg/Bool",
+                             lambda engine, msg: self.command(engine, msg.data)),
+                Publication(f"{topic}/state", "sim_fidelity_interfaces/msg/SuctionState",
+                            lambda engine: {"on": self.on, "held": self.held_models(engine)})]
