@@ -40,6 +40,7 @@ setup(
             "sim_server = sim_fidelity.simulator.server:main",
             "fidelity_manager = sim_fidelity.fidelity_manager.node:main",
             "kernel_manager = sim_fidelity.reality_gap.node:main",
+            "unloading_controller = sim_fidelity.truck.controller_node:main",
         ],
         "sim_fidelity.signalers": [
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",

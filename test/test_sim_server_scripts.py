@@ -184,7 +184,7 @@ def test_get_entity_bounds(probe):
     from simulation_interfaces.srv import GetEntityBounds
 
     def bounds(entity: str):
-        return probe.call(GetEntityBounds, "/sim_server/get_entity_bounds",
+        return probe.call(GetEntityBounds, "/get_entity_bounds",
                           GetEntityBounds.Request(entity=entity))
     for entity in ("packet_0000", "packet_0000::link"):
         res = bounds(entity)

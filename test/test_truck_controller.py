@@ -19,7 +19,7 @@ def test_short_run_unloads_packets_and_announces_actions(tmp_path):
     sim, robot = load_truck(path)
     announced: list[str] = []
     controller = UnloadingController(robot, announced.append, seed=0)
-    run(controller, 20.0)
+    run(controller, sim, 20.0)
     assert robot.unloaded >= 1
     assert robot.unloaded == (~robot.conveyor.in_truck).sum() == len(robot.conveyor.unload_times)
     assert announced[:2] == ["extend", "retract"]
@@ -59,12 +59,12 @@ def test_fallen_packet_in_front_is_swept_not_blocking(tmp_path):
     path.write_text(world_sdf("wall_and_fallen", packets_sdf(lay)))
     sim, robot = load_truck(path)
     controller = UnloadingController(robot, seed=0)
-    run(controller, 0.02)
+    run(controller, sim, 0.02)
     assert controller.stats.phases[0][1] == "to_sweep" and controller.stats.picks == 0
     sweep = next(m for m in [controller.move, *controller.queue] if m.phase == "sweep")
     tip_end = controller.drive_offset + sweep.targets["drive"] + NOSE_TIP + sweep.targets["nose_reach"]
     assert tip_end < 0.6  # stops short of the standing wall
     fallen = robot.packets[-1]
-    run(controller, 12.0)
+    run(controller, sim, 12.0)
     x = sim.get_states([fallen])[0][0, 0]
     assert not robot.conveyor.in_truck[-1] or x < -0.5  # unloaded or on its way over the robot

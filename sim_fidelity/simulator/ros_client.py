@@ -53,7 +53,8 @@ class RosSimulator:
                  "get_simulation_state": si.GetSimulationState,
                  "set_simulation_state": si.SetSimulationState,
                  "reset_simulation": si.ResetSimulation,
-                 "get_simulator_features": si.GetSimulatorFeatures}
+                 "get_simulator_features": si.GetSimulatorFeatures,
+                 "get_entity_bounds": si.GetEntityBounds}
         self._clients = {k: self._node.create_client(t, "/" + k) for k, t in names.items()}
         extensions = {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
                       "list_entities": ours.ListEntities, "get_states": ours.GetStates,
@@ -182,6 +183,27 @@ class RosSimulator:
         if info is None:
             raise UnknownEntityError(name, "not listed by the simulator")
         return info
+
+    def box_bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners (n, 3) of each entity's collision box in its own frame
+        (``get_entity_bounds``, a few requests in flight at a time: services keep 10)."""
+        lo, hi = np.zeros((len(names), 3)), np.zeros((len(names), 3))
+        futures: dict[int, object] = {}
+        for i, name in enumerate(names):
+            futures[i] = self._send("get_entity_bounds", self.request("get_entity_bounds", entity=name))
+            if len(futures) == 8 or i == len(names) - 1:
+                for k, future in futures.items():
+                    lo[k], hi[k] = self._bounds(names[k], self._wait("get_entity_bounds", future))
+                futures.clear()
+        return lo, hi
+
+    def _bounds(self, name: str, res) -> tuple[tuple, tuple]:
+        """The box corners of one get_entity_bounds answer."""
+        self._check(res.result, "get_entity_bounds", name)
+        if res.bounds.type != res.bounds.TYPE_BOX:
+            raise InvalidOperationError(f"'{name}' has no box bounds (type {res.bounds.type})")
+        low, high = res.bounds.points[:2]
+        return (low.x, low.y, low.z), (high.x, high.y, high.z)
 
     # ------------------------------------------------------------------ state
     def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ the two apart, plus our fidelity levers (``~/set_lever``, ``~/get_levers``, ``~/
 Publishes ``/clock``, ``~/performance``, for the models named in ``odometry``,
 ``/model/<name>/odometry``, and the world's settable sensor values (``sensor_values.py``) on
 their topics, overridden through ``~/set_sensor_values``. Joint commands and states of the models
-and the topics of their scripts are in ``model_topics.py``; ``~/get_entity_bounds`` gives the box
+and the topics of their scripts are in ``model_topics.py``; ``/get_entity_bounds`` (standard) gives the box
 around an entity's collision geometry.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ class SimServer:
             "/set_simulation_state": (si.SetSimulationState, self._set_simulation_state),
             "/reset_simulation": (si.ResetSimulation, self._reset_simulation),
             "/get_simulator_features": (si.GetSimulatorFeatures, self._get_simulator_features),
-            "~/get_entity_bounds": (si.GetEntityBounds, self._get_entity_bounds),
+            "/get_entity_bounds": (si.GetEntityBounds, self._get_entity_bounds),
         }
         if serve_levers:
             services.update({"~/set_lever": (SetLever, self._set_lever),

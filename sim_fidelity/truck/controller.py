@@ -16,16 +16,15 @@ a run differ by seed while every fidelity mode sees the same seeds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol, Union
 
 import numpy as np
 
 from ..fidelity_manager.signalers.geometry import box_aabbs
 from ..worlds import unloader as geo
-from .robot import Unloader
 
 CONTROL_PERIOD = 0.02  # s
-MAX_SPEED = {"drive": 0.5, "arm_lift": 0.6, "arm_reach": 0.8, "arm_shift": 0.6, "wrist_pitch": 1.0,
+MAX_SPEED = {"drive": 0.5, "arm_lift": 1.0, "arm_reach": 1.2, "arm_shift": 0.8, "wrist_pitch": 1.0,
              "wrist_yaw": 1.0, "plunger_extend": 0.3, "nose_reach": 0.3, "nose_pitch": 0.6,
              "sweep_left": 2.0, "sweep_right": 2.0}
 TOLERANCE = 0.02  # m or rad: a joint is "there"
@@ -39,6 +38,7 @@ REACH_NOMINAL = 0.9  # m of arm_reach when the cups meet the face
 EXTEND = 0.15  # m of plunger_extend into the face ...
 PRESS = 0.03  # ... pressing this far past first contact
 RELEASE_CLEARANCE = 0.06  # m between the lowest held packet and the belt at release
+CLEARANCE = 0.10  # m: the tool rises this far above released packets before it moves on
 CROSSING_BOTTOM = 0.80  # m: held packets pass over the raised nose above this
 SWEEP_SPEED = 0.25  # m/s: driving the nose into packets
 CORRIDOR = geo.NOSE_WIDTH / 2 + 0.07  # m: half width of the lane the nose and sweepers sweep
@@ -49,12 +49,37 @@ SWEEP_DEPTH = 1.0  # m: longest drive of one sweep
 STALL = (20.0, 40.0)  # s without an unloaded packet: escalate to level 1, then level 2
 
 
+class UnloaderIO(Protocol):
+    """What the controller reads and commands: the in-process :class:`~.robot.Unloader` or the
+    ROS adapter of :mod:`.controller_node`."""
+
+    packets: list[str]  # packet model names; rows of the arrays below
+    packet_half: np.ndarray  # (n, 3) half extents of each packet
+
+    @property
+    def time(self) -> float: ...
+    @property
+    def in_truck(self) -> np.ndarray: ...  # bool per packet: not unloaded yet
+    @property
+    def unloaded(self) -> int: ...
+    def positions(self, joints: list[str]) -> np.ndarray: ...
+    def command(self, targets: dict[str, float]) -> None: ...
+    def suction_on(self, on: bool) -> None: ...
+    def held_packets(self) -> np.ndarray: ...  # rows of the packets gripped now
+    def packet_poses(self, rows: np.ndarray) -> np.ndarray: ...  # (n, 7) x y z qx qy qz qw
+    def model_x(self) -> float: ...  # x of the robot's model frame in the world
+
+
+Targets = Union[dict[str, float], Callable[[], dict[str, float]]]
+
+
 @dataclass
 class Move:
-    """Joint targets to reach, within ``timeout`` seconds, then ``dwell`` seconds of waiting."""
+    """Joint targets to reach, within ``timeout`` seconds, then ``dwell`` seconds of waiting.
+    ``targets`` may be a function, evaluated when the move starts (e.g. from what is held then)."""
 
     phase: str
-    targets: dict[str, float]
+    targets: Targets
     timeout: float = 8.0
     dwell: float = 0.0
     on_start: Callable[[], None] | None = None
@@ -73,13 +98,12 @@ class ControllerStats:
 class UnloadingController:
     """Drives an :class:`Unloader`; call :meth:`tick` every :data:`CONTROL_PERIOD` of sim time."""
 
-    def __init__(self, robot: Unloader, announce: Callable[[str], None] | None = None, seed: int = 0):
-        self.robot, self.sim = robot, robot.engine
+    def __init__(self, robot: UnloaderIO, announce: Callable[[str], None] | None = None, seed: int = 0):
+        self.robot = robot
         self.announce = announce or (lambda action: None)
         self.rng = np.random.default_rng(seed)
         self.joints = list(MAX_SPEED)
-        start = self.sim.get_states([robot.name])[0][0, 0]
-        self.drive_offset = start - robot.positions(["drive"])[0]  # model x = offset + drive
+        self.drive_offset = robot.model_x() - robot.positions(["drive"])[0]  # model x = offset + drive
         self.cmd = dict(zip(self.joints, robot.positions(self.joints)))
         self.cmd["nose_pitch"] = NOSE_UP
         self.target = dict(self.cmd)
@@ -89,12 +113,14 @@ class UnloadingController:
         self.reached_at: float | None = None
         self.failed = np.zeros(len(robot.packets), int)
         self.stats = ControllerStats()
-        self._unloaded_seen, self._progress_at = 0, self.sim.time
+        self._unloaded_seen, self._progress_at = 0, robot.time
         self._aggressive = False  # alternates the level-2 strategies
+        self._last_tick: float | None = None
+        self._clear_lift = 1.0  # arm_lift at which the tool clears the packets just released
 
     # --- the loop --------------------------------------------------------------------------------
     def tick(self) -> None:
-        t = self.sim.time
+        t = self.robot.time
         if self.robot.unloaded != self._unloaded_seen:
             self._unloaded_seen, self._progress_at = self.robot.unloaded, t
         if self.move is None or self._move_done(t):
@@ -102,12 +128,16 @@ class UnloadingController:
                 self.queue = self._plan()
             self.move = self.queue.pop(0)
             self.move_started, self.reached_at = t, None
+            if callable(self.move.targets):
+                self.move.targets = self.move.targets()
             self.target.update(self.move.targets)
             self.stats.phases.append((t, self.move.phase))
             if self.move.on_start:
                 self.move.on_start()
+        elapsed = CONTROL_PERIOD if self._last_tick is None else max(t - self._last_tick, 0.0)
+        self._last_tick = t
         for j in self.joints:  # ramp every command towards its target
-            step = self.move.speeds.get(j, MAX_SPEED[j]) * CONTROL_PERIOD
+            step = self.move.speeds.get(j, MAX_SPEED[j]) * elapsed
             self.cmd[j] += float(np.clip(self.target[j] - self.cmd[j], -step, step))
         self.robot.command(self.cmd)
 
@@ -125,21 +155,17 @@ class UnloadingController:
         return self.reached_at is not None and t - self.reached_at >= m.dwell
 
     # --- perception ------------------------------------------------------------------------------
-    def _model_x(self) -> float:
-        return self.drive_offset + self.robot.positions(["drive"])[0]
-
     def _face(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Indices, AABB lows and highs of the in-truck packets ahead of the base."""
-        idx = np.flatnonzero(self.robot.conveyor.in_truck)
-        poses = self.sim.get_states([self.robot.packets[i] for i in idx])[0]
-        lo, hi = box_aabbs(poses, self.robot.packet_half[idx])
-        ahead = lo[:, 0] > self._model_x() + geo.BASE_FRONT + 0.05
+        idx = np.flatnonzero(self.robot.in_truck)
+        lo, hi = box_aabbs(self.robot.packet_poses(idx), self.robot.packet_half[idx])
+        ahead = lo[:, 0] > self.robot.model_x() + geo.BASE_FRONT + 0.05
         return idx[ahead], lo[ahead], hi[ahead]
 
     # --- planning --------------------------------------------------------------------------------
     def stall_level(self) -> int:
         """0 while unloading goes on; 1 and 2 after :data:`STALL` seconds without an unload."""
-        idle = self.sim.time - self._progress_at
+        idle = self.robot.time - self._progress_at
         return int(idle > STALL[0]) + int(idle > STALL[1])
 
     def _plan(self) -> list[Move]:
@@ -147,7 +173,7 @@ class UnloadingController:
         if not idx.size:
             return [Move("idle", {}, timeout=0.0, dwell=1.0)]
         level = self.stall_level()
-        model_x = self._model_x()
+        model_x = self.robot.model_x()
         tip = model_x + NOSE_TIP + self.cmd["nose_reach"]
         centre_x = 0.5 * (lo[:, 0] + hi[:, 0])
         # packets in the lane of the nose and base (not those already riding on the nose)
@@ -194,15 +220,13 @@ class UnloadingController:
         reach = float(np.clip(face - CUP_AHEAD - geo.TOOL_HOME[0] - model_x - EXTEND + PRESS,
                               -1.3, 1.6))
         drive = model_x - self.drive_offset
-        gripped_before = [0]
 
         def start_extend() -> None:
             self.announce("extend")
             self.robot.suction_on(True)
 
         def count_grip() -> None:
-            held = self.robot.suction.held_bodies()
-            gripped_before[0] = len(held)
+            held = self.robot.held_packets()
             self.stats.gripped += len(held)
             if not len(held):
                 self.failed[packet] += 1
@@ -222,31 +246,35 @@ class UnloadingController:
             Move("extend", {"arm_lift": lift, "plunger_extend": EXTEND}, timeout=2.0,
                  dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=start_extend),
             Move("lift", {"arm_lift": lift + 0.05}, timeout=1.0, dwell=0.1, on_start=count_grip),
-            Move("withdraw", {"arm_lift": self._crossing_lift(lift + 0.05), "plunger_extend": 0.05},
-                 timeout=3.0),
+            Move("withdraw", lambda: {"arm_lift": self._crossing_lift(lift + 0.05),
+                                      "plunger_extend": 0.05}, timeout=3.0),
             Move("withdraw", {"arm_reach": -1.0, "arm_shift": 0.0}, timeout=5.0),
-            Move("lower", {"arm_lift": self._release_lift()}, timeout=3.0),
-            Move("release", {}, timeout=0.0, dwell=0.6 * self.rng.uniform(0.8, 1.2), on_start=release),
-            Move("retract", {"plunger_extend": 0.0}, timeout=1.0, on_start=retract),
+            Move("lower", lambda: {"arm_lift": self._release_lift()}, timeout=3.0),
+            Move("release", {}, timeout=0.0, dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=release),
+            Move("retract", lambda: {"plunger_extend": 0.0, "arm_lift": self._clear_lift},
+                 timeout=2.0, on_start=retract),
         ]
 
-    def _held_bottom_below_tool(self) -> float:
-        """How far the lowest held packet's bottom is below the tool frame (0 when none held)."""
-        held = self.robot.suction.held_bodies()
+    def _held_below_tool(self) -> tuple[float, float]:
+        """How far the lowest held packet's bottom is below the tool frame, and the height of the
+        held stack (0, 0 when nothing is held)."""
+        held = self.robot.held_packets()
         if not held.size:
-            return 0.0
-        rows = np.searchsorted(self.robot.conveyor.packet_body, held)
-        d = self.sim.data
-        bottom = d.xpos[held, 2] - self.robot.packet_half[rows].max(axis=1)
+            return 0.0, 0.0
+        lo, hi = box_aabbs(self.robot.packet_poses(held), self.robot.packet_half[held])
         tool_z = geo.TOOL_HOME[2] + self.robot.positions(["arm_lift"])[0]
-        return float(max(0.0, tool_z - bottom.min()))
+        return float(max(0.0, tool_z - lo[:, 2].min())), float(hi[:, 2].max() - lo[:, 2].min())
 
     def _crossing_lift(self, lift: float) -> float:
-        need = CROSSING_BOTTOM + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
+        need = CROSSING_BOTTOM + self._held_below_tool()[0] - geo.TOOL_HOME[2]
         return float(np.clip(max(lift, need), -0.45, 1.45))
 
     def _release_lift(self) -> float:
-        need = geo.BELT_TOP + RELEASE_CLEARANCE + self._held_bottom_below_tool() - geo.TOOL_HOME[2]
+        """Lift that sets the held packets just above the belt; remembers the lift at which the
+        tool clears their top afterwards (the belt carries them back under the tool)."""
+        below, stack = self._held_below_tool()
+        need = geo.BELT_TOP + RELEASE_CLEARANCE + below - geo.TOOL_HOME[2]
+        self._clear_lift = float(np.clip(need - below + stack + CLEARANCE, -0.45, 1.45))
         return float(np.clip(need, -0.45, 1.45))
 
     def _sweep(self, block: float, stop: float) -> list[Move]:
@@ -279,10 +307,9 @@ class UnloadingController:
         return self.cmd["drive"] - self.robot.positions(["drive"])[0] > 0.15
 
 
-def run(controller: UnloadingController, duration: float,
+def run(controller: UnloadingController, sim, duration: float,
         every_tick: Callable[[], None] | None = None) -> None:
-    """Tick the controller and step the engine for ``duration`` seconds of sim time."""
-    sim = controller.sim
+    """Tick the controller and step the engine ``sim`` for ``duration`` seconds of sim time."""
     steps = max(1, int(round(CONTROL_PERIOD / sim.step_size)))
     end = sim.time + duration
     while sim.time < end - 1e-9:

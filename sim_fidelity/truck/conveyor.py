@@ -30,7 +30,8 @@ from ..simulator.scripts import Publication, movable_models
 
 CONVEYOR_FILENAME = "sim_fidelity_conveyor"
 CENTERING_GAIN = 2.0  # 1/s: lateral velocity per metre off the belt's centre line
-BELT_ACCELERATION = 8.0  # m/s^2: most a belt changes a packet's velocity (about mu * g)
+BELT_ACCELERATION = 40.0  # m/s^2: most a belt changes a packet's velocity per second; beats the
+# contact friction (mu g, about 8 m/s^2) that holds a packet to the belt, bounds the push of a jam
 ANGULAR_DAMPING = 0.5  # angular velocity kept per step on a belt
 STORAGE_ORIGIN = np.array([-30.0, -10.0])  # m: storage yard (x, y), 1 m grid, 20 per row
 CHECK_PERIOD = 0.05  # s between unload checks

@@ -1,0 +1,57 @@
+"""Truck unloading as ROS nodes: the embedded simulator, the fidelity manager, the controller.
+
+    ros2 launch sim_fidelity truck.launch.py scenario:=B preset:=adfi-3
+
+``preset:=hifi`` runs the manager switched off (the baseline). Against Gazebo, set
+``sim_server:=false`` and bridge the simulation_interfaces services and the robot's topics
+(``/model/unloader/joint/<joint>/cmd_pos``, ``/world/truck_<scenario>/model/unloader/joint_state``,
+the suction and conveyor topics) under the same names.
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _nodes(context):
+    share = get_package_share_directory("sim_fidelity")
+    scenario = LaunchConfiguration("scenario").perform(context)
+    world = os.path.join(share, "worlds", f"truck_{scenario}.sdf")
+    return [
+        Node(package="sim_fidelity", executable="sim_server", name="sim_server", output="screen",
+             condition=IfCondition(LaunchConfiguration("sim_server")),
+             parameters=[os.path.join(share, "config", "sim_server.yaml"),
+                         {"world": world, "real_time_factor": LaunchConfiguration("real_time_factor"),
+                          "sleep": LaunchConfiguration("sleep")}]),
+        Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
+             output="screen",
+             parameters=[{"config": os.path.join(share, "config", "truck.yaml"),
+                          "preset": LaunchConfiguration("preset"), "rate": 50.0,
+                          "world_file": world, "use_sim_time": True}]),
+        Node(package="sim_fidelity", executable="unloading_controller", name="unloading_controller",
+             output="screen",
+             parameters=[{"world": f"truck_{scenario}", "seed": LaunchConfiguration("seed"),
+                          "action_topic": "/fidelity_manager/action", "use_sim_time": True}]),
+    ]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
+                               os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
+        DeclareLaunchArgument("scenario", default_value="B", choices=["A", "B", "C"]),
+        DeclareLaunchArgument("preset", default_value="adfi-3",
+                              description="hifi, adfi-1, adfi-2 or adfi-3 (config/truck.yaml)"),
+        DeclareLaunchArgument("seed", default_value="0"),
+        DeclareLaunchArgument("real_time_factor", default_value="0.0",
+                              description="0: as fast as the machine allows"),
+        DeclareLaunchArgument("sleep", default_value="true",
+                              description="MuJoCo's sleeping islands (the adfi-3-sleep mode)"),
+        DeclareLaunchArgument("sim_server", default_value="true",
+                              description="start the embedded simulator (false: Gazebo serves)"),
+        OpaqueFunction(function=_nodes),
+    ])
