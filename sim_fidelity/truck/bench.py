@@ -75,6 +75,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
     return {"mode": mode, "seed": seed, "sim_time": sim.time, "wall": wall,
             "rtf": sim.time / wall, "unloaded": robot.unloaded,
             "rate_per_hour": 3600.0 * robot.unloaded / sim.time,
+            "packets": len(robot.packets), "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
             "picks": controller.stats.picks, "sweeps": controller.stats.sweeps,
             "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
             "manager_us_per_tick": 1e6 * manager_wall / ticks,
@@ -94,6 +95,7 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
         unloaded = np.array([r["unloaded"] for r in mine], float)
         out[mode] = {"rtf_mean": float(rtf.mean()), "rtf_std": float(rtf.std()),
                      "unloaded_mean": float(unloaded.mean()), "unloaded_std": float(unloaded.std()),
+                     "unloaded_pct_mean": float(np.mean([r["unloaded_pct"] for r in mine])),
                      "rate_mean": float(rate.mean()), "rate_std": float(rate.std()),
                      "manager_us_per_tick": float(np.mean([r["manager_us_per_tick"] for r in mine])),
                      "manager_overhead_pct": float(np.mean([r["manager_overhead_pct"] for r in mine]))}
@@ -107,13 +109,14 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
 
 
 def table(summary: dict[str, dict[str, float]]) -> str:
-    head = (f"{'mode':11} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'rate [1/h]':>15} "
+    head = (f"{'mode':12} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'% load':>6} {'rate [1/h]':>15} "
             f"{'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9}")
     lines = [head]
     for mode, s in summary.items():
-        lines.append(f"{mode:11} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
+        lines.append(f"{mode:12} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
                      f"{s.get('speedup_vs_hifi', float('nan')):7.2f} "
                      f"{s['unloaded_mean']:6.1f}+-{s['unloaded_std']:<5.1f}"
+                     f"{s['unloaded_pct_mean']:6.1f} "
                      f"{s['rate_mean']:8.0f}+-{s['rate_std']:<6.0f}"
                      f"{s.get('rate_error_pct', float('nan')):6.1f} "
                      f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f}")

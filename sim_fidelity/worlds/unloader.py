@@ -2,9 +2,9 @@
 
 The robot (x forward, z up, model frame on the floor under the base centre):
 
-* **base**: a 2.0 x 1.0 m chassis on a prismatic ``drive`` joint along x (its wheels are not
-  modelled); the ``body_conveyor`` belt on top (z = 0.50 m) carries packets to the rear
-  (x = -1.0 m), where they count as unloaded.
+* **base**: a 2.0 x 1.3 m chassis on a prismatic ``drive`` joint along x (its wheels are not
+  modelled); the ``body_conveyor`` belt on top (z = 0.50 m, 1.2 m wide) carries
+  packets to the rear (x = -1.0 m), where they count as unloaded.
 * **arm** (6 active joints): ``arm_lift`` (z), ``arm_reach`` (x), ``arm_shift`` (y),
   ``wrist_pitch``, ``wrist_yaw``, ``plunger_extend`` (x, pushes the plunger plate forward).
   The tool carries 45 plungers (5 rows x 9 columns, 0.1 m pitch); plunger ``pNN`` is four links
@@ -35,6 +35,7 @@ CUP_OFFSET = 0.03  # gimbals -> cup centre
 PLATE_X = 0.03  # plate frame ahead of the tool frame
 BELT_TOP = 0.50  # m, top of the body conveyor
 BELT_REAR = -1.0  # m, rear end of the body conveyor (model frame)
+BELT_WIDTH = 1.2  # m: wider than the tool (0.9 m of cups), so what it releases lands on the belt
 BASE_FRONT = 1.0
 TOOL_HOME = (0.70, 0.0, 1.0)  # tool frame at zero arm joints
 NOSE_HINGE = (1.02, 0.0, 0.49)
@@ -163,11 +164,13 @@ def model_sdf() -> str:
     slope = nose_slope()
     links = [
         _link("base", (0, 0, 0.27, 0, 0, 0),
-              _box("chassis", (2.0, 1.0, 0.42)), _inertial(800, 100, 300, 300)),
+              _box("chassis", (2.0, BELT_WIDTH + 0.1, 0.42)), _inertial(800, 100, 300, 300)),
         _link("body_conveyor", (0.0, 0, BELT_TOP - 0.01, 0, 0, 0),
-              _box("belt", (2.0, 0.8, 0.02), mu=0.8)
-              + _box("rail_left", (1.9, 0.03, 0.12), "0 0.43 0.06 0 0 0", collide=False)
-              + _box("rail_right", (1.9, 0.03, 0.12), "0 -0.43 0.06 0 0 0", collide=False),
+              _box("belt", (2.0, BELT_WIDTH, 0.02), mu=0.8)
+              + _box("rail_left", (1.9, 0.03, 0.12), f"0 {BELT_WIDTH / 2 + 0.03:g} 0.06 0 0 0",
+                     collide=False)
+              + _box("rail_right", (1.9, 0.03, 0.12), f"0 {-BELT_WIDTH / 2 - 0.03:g} 0.06 0 0 0",
+                     collide=False),
               _inertial(50, 5)),
         _link("carriage", (tx, ty, tz, 0, 0, 0),
               _box("column", (0.12, 0.12, 1.0), "-0.2 0 -0.3 0 0 0", collide=False), _inertial(30, 2)),
