@@ -16,7 +16,8 @@ def truck(tmp_path):
     world = REPO / "worlds" / "truck_A.sdf"
     procs = [
         start_node("sim_fidelity.simulator.server",
-                   {"world": str(world), "real_time_factor": 0.0, "sleep": True}, domain,
+                   {"world": str(world), "real_time_factor": 0.0, "sleep": True,
+                    "sleep_tolerance": 0.01, "solver_iterations": 20}, domain,
                    tmp_path / "server.log"),
         start_node("sim_fidelity.fidelity_manager.node",
                    {"config": str(REPO / "config" / "truck.yaml"), "preset": "adfi-3", "rate": 50.0,

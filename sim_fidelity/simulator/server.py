@@ -543,6 +543,8 @@ PARAMETERS = {  # name: (default, description)
     "publish_rate": (50.0, "rate of the state topics (odometry, sensor values) in Hz"),
     "odometry": ([""], "regexes of model names whose nav_msgs/Odometry is published"),
     "sleep": (False, "turn on MuJoCo's sleeping islands"),
+    "sleep_tolerance": (0.0, "velocity below which bodies fall asleep; 0 = MuJoCo's default"),
+    "solver_iterations": (0, "constraint solver iterations; 0 = MuJoCo's default (100)"),
     "serve_levers": (True, "serve the fidelity-lever services; false = plain simulation_interfaces, "
                            "as Gazebo serves it"),
 }
@@ -569,7 +571,9 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
         if not values["world"]:
             raise SdfError("parameter 'world' is empty: give the SDF world to load")
         engine = MujocoEngine.from_file(values["world"], sleep=values["sleep"],
-                                        step_size=values["step_size"] or None)
+                                        sleep_tolerance=values["sleep_tolerance"] or None,
+                                        step_size=values["step_size"] or None,
+                                        solver_iterations=values["solver_iterations"] or None)
         server = SimServer(node, engine, real_time_factor=values["real_time_factor"],
                            paused=values["paused"], publish_rate=values["publish_rate"],
                            odometry=[p for p in values["odometry"] if p],

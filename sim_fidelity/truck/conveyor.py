@@ -1,10 +1,10 @@
 """The ``sim_fidelity_conveyor`` script: belts emulated by velocities, and unload counting.
 
 A belt is a collision of a robot link (``<belt><link><collision><speed><direction>``, direction in
-the link frame). Each physics step, every packet in contact with a belt is brought towards the belt's surface
-velocity along the belt (plus the velocity of the robot's root link along its slide joints, i.e.
-its drive), with a pull towards the belt's centre line across it, keeping its velocity normal to
-the belt; the change per step is bounded by :data:`BELT_ACCELERATION`, like friction (a packet
+the link frame). Each physics step, every packet in contact with a belt is brought towards the
+belt's surface velocity along the belt (plus the velocity of the robot's root link along its slide
+joints, i.e. its drive), with a pull towards the belt's centre line across it, keeping its
+velocity normal to the belt; the change per step is bounded by :data:`BELT_ACCELERATION`, like friction (a packet
 jammed against something is not forced along, which would push the robot through the jam). A
 packet gripped by a weld is left to its weld. Every :data:`CHECK_PERIOD` seconds, packets behind
 the model's ``unload_x`` (model frame) count as unloaded: they are moved to a storage yard beside
