@@ -53,7 +53,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
     window = (sim.time, 0.0, 0)
     with manager:
         start = time.perf_counter()
-        while sim.time < duration - 1e-9:
+        while sim.time < duration - 1e-9 and not sim.divergences:  # a reset restarts time: stop
             controller.tick()
             t0 = time.perf_counter()
             sim.step(steps)

@@ -239,17 +239,22 @@ class UnloadingController:
 
         lift = z - geo.TOOL_HOME[2]
         return [
-            Move("approach", {"drive": drive, "arm_lift": lift + 0.02, "arm_shift": y,
-                              "arm_reach": reach, "wrist_pitch": 0.0, "wrist_yaw": 0.0,
-                              "plunger_extend": 0.0, "nose_pitch": NOSE_UP, "nose_reach": 0.0,
-                              "sweep_left": 0.0, "sweep_right": 0.0}, timeout=10.0),
+            # reach out without lowering the tool (packets released onto the belt are still under
+            # it), then lower it to the target
+            Move("approach", lambda: {"drive": drive, "arm_lift": max(lift + 0.02, self.cmd["arm_lift"]),
+                                      "arm_shift": y, "arm_reach": reach, "wrist_pitch": 0.0,
+                                      "wrist_yaw": 0.0, "plunger_extend": 0.0, "nose_pitch": NOSE_UP,
+                                      "nose_reach": 0.0, "sweep_left": 0.0, "sweep_right": 0.0},
+                 timeout=10.0),
+            Move("approach", {"arm_lift": lift + 0.02}, timeout=3.0),
             Move("extend", {"arm_lift": lift, "plunger_extend": EXTEND}, timeout=2.0,
                  dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=start_extend),
             Move("lift", {"arm_lift": lift + 0.05}, timeout=1.0, dwell=0.1, on_start=count_grip),
             Move("withdraw", lambda: {"arm_lift": self._crossing_lift(lift + 0.05),
                                       "plunger_extend": 0.05}, timeout=3.0),
             Move("withdraw", {"arm_reach": -1.0, "arm_shift": 0.0}, timeout=5.0),
-            Move("lower", lambda: {"arm_lift": self._release_lift()}, timeout=3.0),
+            Move("lower", lambda: {"arm_lift": self._release_lift()}, timeout=3.0,
+                 stop_when=self._lift_blocked),
             Move("release", {}, timeout=0.0, dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=release),
             Move("retract", lambda: {"plunger_extend": 0.0, "arm_lift": self._clear_lift},
                  timeout=2.0, on_start=retract),
@@ -301,6 +306,10 @@ class UnloadingController:
             Move("back_off", {"drive": start - 0.2, "nose_reach": 0.0, "nose_pitch": NOSE_UP},
                  timeout=5.0),
         ]
+
+    def _lift_blocked(self) -> bool:
+        """The tool lags its lowering command by 5 cm: what it holds rests on something."""
+        return self.robot.positions(["arm_lift"])[0] - self.cmd["arm_lift"] > 0.05
 
     def _blocked(self) -> bool:
         """The base lags its command by more than 0.15 m: it is pushing against the load."""
