@@ -45,7 +45,7 @@ def test_controller_node_picks_through_ros(truck):
     assert wait_for(lambda: any(m.held for m in suction), 120.0), logs()
     assert all(p.poll() is None for p in procs), logs()
     seen = [m.data for m in phases]
-    assert seen[:2] == ["approach", "extend"], seen
+    assert seen[0] == "approach" and "extend" in seen, seen
     reach = [dict(zip(m.name, m.position))["arm_reach"] for m in joints]
     assert max(reach) > 0.8, "the arm did not reach towards the wall"
     # the manager heard "extend": its plunger trees (45) went HIGH on top of the packets near the tool
