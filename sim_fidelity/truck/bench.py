@@ -53,8 +53,10 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
     window = (sim.time, 0.0, 0)
     with manager:
         start = time.perf_counter()
-        while sim.time < duration - 1e-9 and not sim.divergences:  # a reset restarts time: stop
+        reached = sim.time  # sim time before the last step (a divergence resets the clock)
+        while sim.time < duration - 1e-9 and not sim.divergences:  # after a reset: stop
             controller.tick()
+            reached = sim.time
             t0 = time.perf_counter()
             sim.step(steps)
             step_wall += time.perf_counter() - t0
@@ -72,9 +74,11 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
                     progress.update(sim.time - window[0])
                 window = (sim.time, wall, 0)
         wall = time.perf_counter() - start
-    return {"mode": mode, "seed": seed, "sim_time": sim.time, "wall": wall,
-            "rtf": sim.time / wall, "unloaded": robot.unloaded,
-            "rate_per_hour": 3600.0 * robot.unloaded / sim.time,
+        if not sim.divergences:
+            reached = sim.time
+    return {"mode": mode, "seed": seed, "sim_time": reached, "wall": wall,
+            "rtf": reached / wall, "unloaded": robot.unloaded,
+            "rate_per_hour": 3600.0 * robot.unloaded / reached,
             "packets": len(robot.packets), "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
             "picks": controller.stats.picks, "sweeps": controller.stats.sweeps,
             "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
