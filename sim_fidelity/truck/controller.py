@@ -155,11 +155,15 @@ class UnloadingController:
         return self.reached_at is not None and t - self.reached_at >= m.dwell
 
     # --- perception ------------------------------------------------------------------------------
+    def _model_x(self) -> float:
+        """x of the robot's model frame, from the drive joint (no simulator query)."""
+        return self.drive_offset + self.robot.positions(["drive"])[0]
+
     def _face(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Indices, AABB lows and highs of the in-truck packets ahead of the base."""
         idx = np.flatnonzero(self.robot.in_truck)
         lo, hi = box_aabbs(self.robot.packet_poses(idx), self.robot.packet_half[idx])
-        ahead = lo[:, 0] > self.robot.model_x() + geo.BASE_FRONT + 0.05
+        ahead = lo[:, 0] > self._model_x() + geo.BASE_FRONT + 0.05
         return idx[ahead], lo[ahead], hi[ahead]
 
     # --- planning --------------------------------------------------------------------------------
@@ -173,7 +177,7 @@ class UnloadingController:
         if not idx.size:
             return [Move("idle", {}, timeout=0.0, dwell=1.0)]
         level = self.stall_level()
-        model_x = self.robot.model_x()
+        model_x = self._model_x()
         tip = model_x + NOSE_TIP + self.cmd["nose_reach"]
         centre_x = 0.5 * (lo[:, 0] + hi[:, 0])
         # packets in the lane of the nose and base (not those already riding on the nose)
