@@ -91,6 +91,21 @@ def test_collision_lever_lets_a_body_fall_through(engine):
     assert engine.get_lever(["resting"], Lever.COLLISION).all()
 
 
+def test_a_low_body_leaves_the_broad_phase_and_returns(engine):
+    """Dynamics and collision off clear the body's own masks (MuJoCo's broad phase skips it)."""
+    m, body = engine.model, engine.model.body("resting::link").id
+    engine.set_lever(["resting"], Lever.DYNAMICS, False)
+    assert m.body_contype[body] == 0 and m.body_conaffinity[body] != 0  # held: others hit it
+    engine.set_lever(["resting"], Lever.COLLISION, False)
+    assert m.body_contype[body] == 0 and m.body_conaffinity[body] == 0
+    engine.set_lever(["resting"], Lever.DYNAMICS, True)
+    engine.set_lever(["resting"], Lever.COLLISION, True)
+    assert m.body_contype[body] != 0 and engine.levers_at_originals()
+    engine.set_states(["resting"], np.array([[0, 0, 0.5, 0, 0, 0, 1.0]]))
+    engine.step(500)
+    assert z_of(engine, "resting") == pytest.approx(0.2, abs=0.01)  # lands on the ground again
+
+
 def test_gravity_lever_keeps_velocity_constant(engine):
     engine.set_lever(["floating::link"], Lever.GRAVITY, False)
     engine.set_states(["floating"], twists=np.array([[0, 0, 0.1, 0, 0, 0]]))

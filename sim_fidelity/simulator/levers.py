@@ -13,6 +13,10 @@ Changed bodies are woken (sleeping islands must not see their parameters change)
   dynamic bodies. Two held bodies do not collide with each other (``contype = 0``), which removes
   their contact pairs from collision detection and the solver.
 * COLLISION off: ``contype = conaffinity = 0`` on the body's geoms.
+
+The body-level masks (``body_contype``/``body_conaffinity``, the OR of the body's geoms) follow the
+geoms: MuJoCo's broad phase skips a body whose two masks are 0, so a LOW body (dynamics and
+collision off) costs nothing there (measured on truck B: 0.93 -> 0.47 ms/step with 1007 LOW packets).
 * GRAVITY off: ``body_gravcomp = 1`` (needs at least one gravity-compensated body at compile time:
   the engine adds an anchor body).
 * ACTUATION off: the actuator's gain and bias parameters are zeroed.
@@ -33,6 +37,7 @@ class BodyLevers:
         self.nbody = m.nbody
         self.orig_contype = m.geom_contype.copy()
         self.orig_conaffinity = m.geom_conaffinity.copy()
+        self.orig_body_masks = (m.body_contype.copy(), m.body_conaffinity.copy())
         self.orig_gravcomp = m.body_gravcomp.copy()
         self.orig_damping = m.dof_damping.copy()
         self.held_damping = HOLD_FACTOR * m.dof_M0 / m.opt.timestep
@@ -74,6 +79,10 @@ class BodyLevers:
         m.geom_contype[g] = np.where(col_off | dyn_off, 0, self.orig_contype[g])
         m.geom_conaffinity[g] = np.where(col_off, 0, self.orig_conaffinity[g])
         b = np.flatnonzero(body_mask)
+        for body_field, geom_field in ((m.body_contype, m.geom_contype),
+                                            (m.body_conaffinity, m.geom_conaffinity)):
+            body_field[b] = 0
+            np.bitwise_or.at(body_field, gb, geom_field[g])
         m.body_gravcomp[b] = np.where(self.gravity_off[b] | self.dynamics_off[b], 1.0,
                                       self.orig_gravcomp[b])
         d = np.flatnonzero(body_mask[self.dof_body])
@@ -92,6 +101,8 @@ class BodyLevers:
         m = model
         return (np.array_equal(m.geom_contype, self.orig_contype)
                 and np.array_equal(m.geom_conaffinity, self.orig_conaffinity)
+                and np.array_equal(m.body_contype, self.orig_body_masks[0])
+                and np.array_equal(m.body_conaffinity, self.orig_body_masks[1])
                 and np.array_equal(m.body_gravcomp, self.orig_gravcomp)
                 and np.array_equal(m.dof_damping, self.orig_damping))
 
