@@ -164,7 +164,7 @@ def test_cmd_pos_moves_the_joint_seen_on_joint_state(probe):
 
 def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
     from sim_fidelity_interfaces.msg import SuctionState
-    from std_msgs.msg import Bool, UInt32
+    from std_msgs.msg import Bool, Empty, UInt32
     joints = Joints(probe)
     suction = probe.capture(SuctionState, "/model/unloader/suction/state")
     unloaded = probe.capture(UInt32, "/model/unloader/unloaded")
@@ -175,6 +175,10 @@ def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
     assert _keep_sending(command, Bool(data=True), lambda: suction[-1].on)
     assert joints.move({"plunger_extend": 0.15}, tolerance=0.05)
     assert wait_for(lambda: list(suction[-1].held) == ["packet_0000"], 30.0), suction[-1]
+    assert probe.node.count_subscribers("/model/unloader/suction/hold") == 1
+    probe.publisher(Empty, "/model/unloader/suction/hold").publish(Empty())
+    assert joints.move({"arm_lift": 0.2}, tolerance=0.05)
+    assert list(suction[-1].held) == ["packet_0000"]  # hold keeps the load
     assert _keep_sending(command, Bool(data=False), lambda: not suction[-1].on)
     assert list(suction[-1].held) == []
 

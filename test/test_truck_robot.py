@@ -78,6 +78,30 @@ def test_suction_grips_lifts_and_releases(tmp_path):
     assert sim.get_states(["packet_0000"])[0][0, 2] < lifted - 0.2  # it fell
 
 
+def test_hold_keeps_the_load_and_seizes_nothing_more(tmp_path):
+    sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, 1.001))
+    _settle_to(sim, robot, {"arm_reach": 1.2, "nose_pitch": 0.0}, 2.0)
+    robot.suction_on(True)
+    robot.suction_hold()  # nothing held yet: every valve closes
+    robot.command({"plunger_extend": 0.15})
+    touched = 0
+    for _ in range(20):  # the cups press the face, yet seize nothing
+        sim.run_for(0.05)
+        touched = max(touched, int(np.isfinite(robot.suction.readings).sum()))
+    assert touched >= 8 and robot.suction.held_bodies().size == 0
+    sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, 1.001))
+    _reach_packet(sim, robot)
+    sealed = robot.suction.held >= 0
+    assert robot.suction.held_bodies().size == 1 and sealed.sum() >= 8
+    robot.suction_hold()
+    assert np.array_equal(robot.suction.valve_open, sealed)
+    _settle_to(sim, robot, {"arm_lift": 0.3}, 1.5)
+    assert robot.suction.held_bodies().size == 1
+    robot.suction_on(False)
+    robot.suction_on(True)
+    assert robot.suction.valve_open.all()  # switching on again opens every valve
+
+
 def test_suction_honours_the_script_and_sensor_levers(tmp_path):
     sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, 1.001))
     scripts = sim.entities(EntityKind.PLUGIN, r".*::suction")

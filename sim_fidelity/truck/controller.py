@@ -65,6 +65,7 @@ class UnloaderIO(Protocol):
     def positions(self, joints: list[str]) -> np.ndarray: ...
     def command(self, targets: dict[str, float]) -> None: ...
     def suction_on(self, on: bool) -> None: ...
+    def suction_hold(self) -> None: ...  # cups holding nothing seize nothing more
     def held_packets(self) -> np.ndarray: ...  # rows of the packets gripped now
     def packet_poses(self, rows: np.ndarray) -> np.ndarray: ...  # (n, 7) x y z qx qy qz qw
     def model_x(self) -> float: ...  # x of the robot's model frame in the world
@@ -230,6 +231,7 @@ class UnloadingController:
             self.robot.suction_on(True)
 
         def count_grip() -> None:
+            self.robot.suction_hold()
             held = self.robot.held_packets()
             self.stats.gripped += len(held)
             if not len(held):

@@ -6,8 +6,8 @@ The same :class:`~.controller.UnloadingController` as the in-process benchmark, 
 * reads ``/clock``, ``/world/<world>/model/<model>/joint_state`` (sensor_msgs/JointState),
   ``/model/<model>/suction/state`` (SuctionState) and ``/model/<model>/unloaded`` (UInt32); packet
   poses through ``get_states`` and packet sizes once through ``/get_entity_bounds``;
-* writes ``/model/<model>/joint/<joint>/cmd_pos`` (Float64), ``/model/<model>/suction/cmd`` (Bool),
-  and announces ``extend``/``retract`` on ``action_topic`` (std_msgs/String), the fidelity
+* writes ``/model/<model>/joint/<joint>/cmd_pos`` (Float64), ``/model/<model>/suction/cmd`` (Bool)
+  and ``/model/<model>/suction/hold`` (Empty), and announces ``extend``/``retract`` on ``action_topic`` (std_msgs/String), the fidelity
   manager's ``~/action``; publishes each move's phase on ``~/phase`` (std_msgs/String).
 
 Ticks every control period of simulation time. On shutdown suction is switched off and the joints
@@ -42,7 +42,7 @@ class RosUnloader:
     def __init__(self, node, sim, model: str, world: str, packet_pattern: str):
         from sensor_msgs.msg import JointState
         from sim_fidelity_interfaces.msg import SuctionState
-        from std_msgs.msg import Bool, Float64, UInt32
+        from std_msgs.msg import Bool, Empty, Float64, UInt32
 
         from ..simulator.protocol import EntityKind
         self.sim, self.model = sim, model
@@ -58,10 +58,11 @@ class RosUnloader:
         self._held = np.zeros(0, int)
         self._unloaded = 0
         self._poses: tuple[float, np.ndarray] | None = None  # (sim time, all packet poses)
-        self._float, self._bool = Float64, Bool
+        self._float, self._bool, self._empty = Float64, Bool, Empty
         self._cmd = {j: node.create_publisher(Float64, f"/model/{model}/joint/{j}/cmd_pos", 10)
                      for j in MAX_SPEED}
         self._suction = node.create_publisher(Bool, f"/model/{model}/suction/cmd", 10)
+        self._hold = node.create_publisher(Empty, f"/model/{model}/suction/hold", 10)
         node.create_subscription(JointState, f"/world/{world}/model/{model}/joint_state",
                                  self._on_joints, 10)
         node.create_subscription(SuctionState, f"/model/{model}/suction/state", self._on_suction, 10)
@@ -105,6 +106,9 @@ class RosUnloader:
 
     def suction_on(self, on: bool) -> None:
         self._suction.publish(self._bool(data=bool(on)))
+
+    def suction_hold(self) -> None:
+        self._hold.publish(self._empty())
 
     def held_packets(self) -> np.ndarray:
         with self._lock:

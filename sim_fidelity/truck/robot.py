@@ -56,6 +56,10 @@ class Unloader:
     def suction_on(self, on: bool) -> None:
         self.suction.command(self.engine, on)
 
+    def suction_hold(self) -> None:
+        """Close the valves of the cups that hold nothing (see :meth:`.Suction.hold`)."""
+        self.suction.hold(self.engine)
+
     def held_packets(self) -> np.ndarray:
         """Rows of ``packets`` held by the suction now."""
         return np.flatnonzero(np.isin(self.conveyor.packet_body[self._rows],

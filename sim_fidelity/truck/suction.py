@@ -9,10 +9,14 @@ constraint from the plate to the packet (one per gripped packet, from the first 
 it), allocated inactive per plunger before the world is compiled (:meth:`Suction.prepare`) and
 retargeted at run time. Welding to the plate rather than to the 0.1 kg cup at the end of four
 compliant joints keeps heavy packets (up to 30 kg, several at once) stable at a 2 ms step.
-Switching suction off releases every grip at once. A plunger whose script (SCRIPT lever) or sensor
-(SENSOR lever) is off neither senses nor grips, and drops what it held.
+Switching suction off releases every grip at once. Each cup has its own valve: switching suction
+on opens them all, :meth:`Suction.hold` closes those of the cups that hold nothing, so a packet that
+falls against an idle cup while the tool carries its load is not seized (a new weld with the stack
+in contact is what made MuJoCo diverge). A plunger whose script (SCRIPT lever) or sensor (SENSOR
+lever) is off neither senses nor grips, and drops what it held.
 
-Over ROS (``sim_server``): ``/model/<model>/suction/cmd`` (std_msgs/Bool) switches suction, and
+Over ROS (``sim_server``): ``/model/<model>/suction/cmd`` (std_msgs/Bool) switches suction,
+``/model/<model>/suction/hold`` (std_msgs/Empty) closes the idle cups' valves, and
 ``/model/<model>/suction/state`` (sim_fidelity_interfaces/SuctionState) tells what is held.
 """
 from __future__ import annotations
@@ -86,6 +90,7 @@ class Suction:
         self.on = False
         self.held = np.full(n, -1, int)  # body id held by each cup, -1 when none
         self._weld_on = np.zeros(n, bool)  # the row's weld is the active one of its packet
+        self.valve_open = np.ones(n, bool)
         self.readings = np.full(n, np.inf)  # metres to the nearest geom along each cup axis
         self.active = np.ones(n, bool)
         self._steps = 0
@@ -104,9 +109,15 @@ class Suction:
 
     def command(self, engine: MujocoEngine, on: bool) -> None:
         """Suction on (grip what the cups touch from the next update) or off (release all now)."""
+        if on and not self.on:
+            self.valve_open[:] = True
         self.on = bool(on)
         if not on:
             self._release(engine, np.flatnonzero(self.held >= 0))
+
+    def hold(self, engine: MujocoEngine) -> None:
+        """Close the valves of the cups that hold nothing: keep the load, seize nothing more."""
+        self.valve_open &= self.held >= 0
 
     def __call__(self, engine: MujocoEngine) -> None:
         self._steps += 1
@@ -148,7 +159,8 @@ class Suction:
             hit = (r >= 0) & self.grippable[bodies[:, b]]
             rows.append(r[hit]), other.append(bodies[hit, b])
         rows_a, other_a = np.concatenate(rows), np.concatenate(other)
-        ok = (self.held[rows_a] < 0) & self.active[rows_a] & (self.readings[rows_a] <= self.grip_distance[rows_a])
+        ok = ((self.held[rows_a] < 0) & self.active[rows_a] & self.valve_open[rows_a]
+              & (self.readings[rows_a] <= self.grip_distance[rows_a]))
         rows_a, other_a = rows_a[ok], other_a[ok]
         rows_a, first = np.unique(rows_a, return_index=True)
         other_a = other_a[first]
@@ -211,5 +223,7 @@ class Suction:
         topic = f"/model/{self.model}/suction"
         return [Subscription(f"{topic}/cmd", "std_msgs/msg/Bool",
                              lambda engine, msg: self.command(engine, msg.data)),
+                Subscription(f"{topic}/hold", "std_msgs/msg/Empty",
+                             lambda engine, msg: self.hold(engine)),
                 Publication(f"{topic}/state", "sim_fidelity_interfaces/msg/SuctionState",
                             lambda engine: {"on": self.on, "held": self.held_models(engine)})]
