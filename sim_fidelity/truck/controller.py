@@ -22,6 +22,7 @@ import numpy as np
 
 from ..fidelity_manager.signalers.geometry import box_aabbs
 from ..worlds import unloader as geo
+from ..worlds.truck import TRAILER_WIDTH
 
 CONTROL_PERIOD = 0.02  # s
 MAX_SPEED = {"drive": 0.5, "arm_lift": 1.0, "arm_reach": 1.2, "arm_shift": 0.8, "wrist_pitch": 1.0,
@@ -161,10 +162,13 @@ class UnloadingController:
         return self.drive_offset + self.robot.positions(["drive"])[0]
 
     def _face(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Indices, AABB lows and highs of the in-truck packets ahead of the base."""
+        """Indices, AABB lows and highs of the in-truck packets ahead of the base; packets that
+        fell beside the robot outside the trailer's side walls are out of reach and ignored (one
+        in the lane's edge would otherwise hold the base back for good)."""
         idx = np.flatnonzero(self.robot.in_truck)
         lo, hi = box_aabbs(self.robot.packet_poses(idx), self.robot.packet_half[idx])
-        ahead = lo[:, 0] > self._model_x() + geo.BASE_FRONT + 0.05
+        ahead = ((lo[:, 0] > self._model_x() + geo.BASE_FRONT + 0.05)
+                 & (np.abs(lo[:, 1] + hi[:, 1]) < TRAILER_WIDTH))
         return idx[ahead], lo[ahead], hi[ahead]
 
     # --- planning --------------------------------------------------------------------------------
