@@ -32,6 +32,8 @@ from ..simulator.sdf.records import LoadedWorld
 
 SUCTION_FILENAME = "sim_fidelity_suction"
 RAY_GROUP = 3  # cups are moved to this geom group so their own rays skip them
+RAY_BACKOFF = 0.02  # m: rays start this far behind the sensor, so a cup pressed a little into a
+# face (soft contact) still sees it; a reading is the distance past the sensor, 0 at the least
 WELD_SUFFIX = "::weld"
 
 
@@ -137,12 +139,13 @@ class Suction:
         if not idx.size:
             return
         mats = d.xmat[self.cup_body[idx]].reshape(-1, 3, 3)
-        origins = d.xpos[self.cup_body[idx]] + np.einsum("nij,nj->ni", mats, self.sensor_offset[idx])
         axes = np.ascontiguousarray(mats[:, :, 0])
+        origins = (d.xpos[self.cup_body[idx]] + np.einsum("nij,nj->ni", mats, self.sensor_offset[idx])
+                   - RAY_BACKOFF * axes)
         for k, i in enumerate(idx):
             dist = mujoco.mj_ray(m, d, origins[k], axes[k], self.geom_group_mask, 1, -1, self._geomid)
-            if 0 <= dist <= self.range[i]:
-                self.readings[i] = dist
+            if 0 <= dist <= self.range[i] + RAY_BACKOFF:
+                self.readings[i] = max(dist - RAY_BACKOFF, 0.0)
 
     def _grip(self, engine: MujocoEngine) -> None:
         m, d = engine.model, engine.data

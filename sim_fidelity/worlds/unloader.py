@@ -127,6 +127,11 @@ def _plungers() -> str:
     tilt = (6.0, 0.3)  # N*m/rad, N*m*s/rad: the gimbals
     bellows = (400.0, 8.0)
     small = _inertial(0.1, 4e-4)
+    # gimbals and cup: 0.1 kg each, with a rotational inertia about ten times a solid part's.
+    # With 4e-4 the tilt joints had ~1e-3 kg m^2 against stiff cup contacts at a 2 ms step and a
+    # tool pressed into a wall diverged (truck B at 91 s, C at 544 s); with 0.01 kg m^2 on each
+    # tilt joint the same state ran on (this gives them 0.010-0.015).
+    swivel = _inertial(0.1, 5e-3)
     for name, (y, z) in zip(plunger_names(), plunger_offsets()):
         x0 = tx + PLATE_X
         tube = _box("tube", (TUBE_LENGTH, 0.02, 0.02), f"{TUBE_LENGTH / 2:g} 0 0 0 0 0", collide=False)
@@ -134,10 +139,10 @@ def _plungers() -> str:
         out.append(_joint(f"{name}_slide", "prismatic", "plate", f"{name}_tube", "1 0 0", -0.08, 0.0,
                           spring=soft))
         gx = x0 + TUBE_LENGTH
-        out.append(_link(f"{name}_gimbal_a", (gx, ty + y, tz + z, 0, 0, 0), "", small))
+        out.append(_link(f"{name}_gimbal_a", (gx, ty + y, tz + z, 0, 0, 0), "", swivel))
         out.append(_joint(f"{name}_tilt_y", "revolute", f"{name}_tube", f"{name}_gimbal_a", "0 1 0",
                           -0.3, 0.3, spring=tilt))
-        out.append(_link(f"{name}_gimbal_b", (gx, ty + y, tz + z, 0, 0, 0), "", small))
+        out.append(_link(f"{name}_gimbal_b", (gx, ty + y, tz + z, 0, 0, 0), "", swivel))
         out.append(_joint(f"{name}_tilt_z", "revolute", f"{name}_gimbal_a", f"{name}_gimbal_b",
                           "0 0 1", -0.3, 0.3, spring=tilt))
         cup_geo = (f"<geometry><cylinder><radius>{CUP_RADIUS:g}</radius><length>{CUP_LENGTH:g}"
@@ -152,7 +157,7 @@ def _plungers() -> str:
         script = ('<plugin filename="sim_fidelity_suction" name="suction">'
                   "<sensor>proximity</sensor><grip_distance>0.01</grip_distance></plugin>")
         out.append(_link(f"{name}_cup", (gx + CUP_OFFSET, ty + y, tz + z, 0, 0, 0), cup,
-                         _inertial(0.1, 4e-4), sensor + script))
+                         swivel, sensor + script))
         out.append(_joint(f"{name}_bellows", "prismatic", f"{name}_gimbal_b", f"{name}_cup", "1 0 0",
                           -0.015, 0.0, spring=bellows))
     return "".join(out)
