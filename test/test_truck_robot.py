@@ -137,3 +137,26 @@ def test_cups_are_small_and_only_cups_collide_on_plungers(tmp_path):
                  if m.geom_contype[g] and m.body(m.geom_bodyid[g]).name.startswith("unloader::p")}
     assert colliding == {f"unloader::{p}_cup" for p in plunger_names()}
     assert CUP_RADIUS < 0.05  # neighbouring cups (0.1 m pitch) never touch
+
+
+def test_scripts_rebind_after_a_spawn_while_plungers_and_packets_are_low(tmp_path):
+    """A recompile (spawn) with LOW plungers and packets (contype 0): suction and conveyor still
+    find their cup and packet geoms, and work once the trees are HIGH again."""
+    from sim_fidelity.fidelity_manager import FidelityManager
+    from sim_fidelity.truck.bench import CONFIG
+    sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, 1.001),
+                        _packet("packet_0001", ROBOT_START_X - 0.2, 0.1, 0.652, (0.3, 0.3, 0.3)))
+    with FidelityManager(sim, CONFIG, "adfi-3") as manager:
+        sim.set_lever(["packet_0001"], Lever.DYNAMICS, False)
+        sim.set_lever(["packet_0001"], Lever.COLLISION, False)
+        manager.tick()
+        assert manager.counts()["low"] >= 45  # the plunger trees
+        sim.spawn("extra_box", box_model("extra_box", 5.0, 0.0, 0.2))
+        sim.set_lever(["packet_0001"], Lever.COLLISION, True)
+        sim.set_lever(["packet_0001"], Lever.DYNAMICS, True)
+        manager.signalers.get("plungers").announce("extend")
+        manager.tick()
+        _reach_packet(sim, robot)
+        assert robot.suction.held_bodies().size == 1
+        sim.run_for(3.0)
+        assert robot.unloaded == 1  # the belt moved packet_0001 off the rear

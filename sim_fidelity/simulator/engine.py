@@ -119,6 +119,9 @@ class MujocoEngine:
         self._actuator_levers = ActuatorLevers(m, self._actuator_levers, act_names)
         self._body_levers.apply(m, self.data)
         self._actuator_levers.apply(m)
+        self.collision_geom = np.zeros(m.ngeom, bool)  # per geom: SDF <collision>, whatever the
+        # levers did to its contype (scripts bind to their geoms after every compile)
+        self.collision_geom[[m.geom(g).id for rec in w.links.values() for g in rec.collisions]] = True
 
         self._info: dict[str, EntityInfo] = {}
         model_bodies: dict[str, list[int]] = {}

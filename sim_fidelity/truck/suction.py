@@ -73,7 +73,7 @@ class Suction:
         """Model indices of cups, welds, plates and grippable bodies (after every compile)."""
         m, w = engine.model, engine.world
         self.cup_body = np.array([m.body(w.plugins[p].parent).id for p in self.plugins], int)
-        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & (m.geom_contype > 0))[0]
+        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & engine.collision_geom)[0]
                                   for b in self.cup_body], int)
         m.geom_group[self.cup_geom] = RAY_GROUP
         self.eq = np.array([m.equality(p + WELD_SUFFIX).id for p in self.plugins], int)
