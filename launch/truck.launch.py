@@ -26,8 +26,8 @@ def _nodes(context):
              condition=IfCondition(LaunchConfiguration("sim_server")),
              parameters=[os.path.join(share, "config", "sim_server.yaml"),
                          {"world": world, "real_time_factor": LaunchConfiguration("real_time_factor"),
-                          "sleep": LaunchConfiguration("sleep"), "sleep_tolerance": 0.01,
-                          "solver_iterations": 20}]),  # as load_truck (truck/robot.py)
+                          "sleep": LaunchConfiguration("sleep"),
+                          "sleep_tolerance": 0.01}]),  # as load_truck (truck/robot.py)
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
              output="screen",
              parameters=[{"config": os.path.join(share, "config", "truck.yaml"),

@@ -17,7 +17,7 @@ def truck(tmp_path):
     procs = [
         start_node("sim_fidelity.simulator.server",
                    {"world": str(world), "real_time_factor": 0.0, "sleep": True,
-                    "sleep_tolerance": 0.01, "solver_iterations": 20}, domain,
+                    "sleep_tolerance": 0.01}, domain,
                    tmp_path / "server.log"),
         start_node("sim_fidelity.fidelity_manager.node",
                    {"config": str(REPO / "config" / "truck.yaml"), "preset": "adfi-3", "rate": 50.0,

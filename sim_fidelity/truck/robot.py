@@ -18,7 +18,6 @@ from .conveyor import CONVEYOR_FILENAME, Conveyor
 from .suction import SUCTION_FILENAME, Suction
 
 PACKET_PATTERN = re.compile(r"packet_\d+")
-SOLVER_ITERATIONS = 20  # MuJoCo's default 100 only adds cost when the tool pushes into a wall
 SLEEP_TOLERANCE = 0.01  # m/s: resting walls do fall asleep
 
 
@@ -92,6 +91,6 @@ class Unloader:
 def load_truck(world: str | Path, sleep: bool = False) -> tuple[MujocoEngine, Unloader]:
     """Engine and robot for a truck world file, or a scenario letter ('A', 'B', 'C')."""
     path = world_path(str(world)) if str(world) in ("A", "B", "C") else Path(world)
-    engine = MujocoEngine.from_file(path, sleep=sleep, solver_iterations=SOLVER_ITERATIONS,
+    engine = MujocoEngine.from_file(path, sleep=sleep,
                                     sleep_tolerance=SLEEP_TOLERANCE if sleep else None)
     return engine, Unloader(engine)
