@@ -7,8 +7,9 @@ The same :class:`~.controller.UnloadingController` as the in-process benchmark, 
   ``/model/<model>/suction/state`` (SuctionState) and ``/model/<model>/unloaded`` (UInt32); packet
   poses through ``get_states`` and packet sizes once through ``/get_entity_bounds``;
 * writes ``/model/<model>/joint/<joint>/cmd_pos`` (Float64), ``/model/<model>/suction/cmd`` (Bool)
-  and ``/model/<model>/suction/hold`` (Empty), and announces ``extend``/``retract`` on ``action_topic`` (std_msgs/String), the fidelity
-  manager's ``~/action``; publishes each move's phase on ``~/phase`` (std_msgs/String).
+  and ``/model/<model>/suction/hold`` (Empty), and announces ``extend``/``retract`` on
+  ``action_topic`` (std_msgs/String), the fidelity manager's ``~/action``; publishes each move's
+  phase on ``~/phase`` (std_msgs/String).
 
 Ticks every control period of simulation time. On shutdown suction is switched off and the joints
 are held where they are.
