@@ -57,7 +57,7 @@ class Unloader:
 
     def suction_hold(self) -> None:
         """Close the valves of the cups that hold nothing (see :meth:`.Suction.hold`)."""
-        self.suction.hold(self.engine)
+        self.suction.hold()
 
     def held_packets(self) -> np.ndarray:
         """Rows of ``packets`` held by the suction now."""

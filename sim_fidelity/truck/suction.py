@@ -117,7 +117,7 @@ class Suction:
         if not on:
             self._release(engine, np.flatnonzero(self.held >= 0))
 
-    def hold(self, engine: MujocoEngine) -> None:
+    def hold(self) -> None:
         """Close the valves of the cups that hold nothing: keep the load, seize nothing more."""
         self.valve_open &= self.held >= 0
 
@@ -227,6 +227,6 @@ class Suction:
         return [Subscription(f"{topic}/cmd", "std_msgs/msg/Bool",
                              lambda engine, msg: self.command(engine, msg.data)),
                 Subscription(f"{topic}/hold", "std_msgs/msg/Empty",
-                             lambda engine, msg: self.hold(engine)),
+                             lambda engine, msg: self.hold()),
                 Publication(f"{topic}/state", "sim_fidelity_interfaces/msg/SuctionState",
                             lambda engine: {"on": self.on, "held": self.held_models(engine)})]
