@@ -62,13 +62,26 @@ def _reach_packet(sim, robot) -> None:
     _settle_to(sim, robot, {"plunger_extend": 0.15}, 1.0)
 
 
+def _cup_contacts(sim, robot, body: int) -> int:
+    geoms = sim.data.contact.geom[:sim.data.ncon]
+    on_cup = np.isin(geoms, robot.suction.cup_geom)
+    other = sim.model.geom_bodyid[geoms[:, ::-1]]
+    return int((on_cup & (other == body)).sum())
+
+
 def test_suction_grips_lifts_and_releases(tmp_path):
     z0 = 0.8 + 0.2 + 0.001
     sim, robot = _world(tmp_path, PEDESTAL, _packet("packet_0000", PACKET_FACE_X + 0.2, 0.0, z0))
+    packet = sim.model.body("packet_0000::link").id
+    geom = np.flatnonzero(sim.model.geom_bodyid == packet)
+    masks = sim.model.geom_conaffinity[geom].copy()
     _reach_packet(sim, robot)
     assert robot.suction.held_bodies().size == 1
     assert 8 <= (robot.suction.held >= 0).sum() <= 25  # cups over the 0.4 x 0.4 face (of 45)
     assert np.isfinite(robot.suction.readings).sum() >= 8
+    # carried: the cups no longer press on it, it still rests on nothing else here
+    assert _cup_contacts(sim, robot, packet) == 0 and list(robot.suction.carried) == [packet]
+    assert sim.levers_at_originals()
     _settle_to(sim, robot, {"arm_lift": 0.3}, 1.5)
     lifted = sim.get_states(["packet_0000"])[0][0, 2]
     assert lifted > z0 + 0.25
@@ -76,6 +89,11 @@ def test_suction_grips_lifts_and_releases(tmp_path):
     assert robot.suction.held_bodies().size == 0
     sim.run_for(1.0)
     assert sim.get_states(["packet_0000"])[0][0, 2] < lifted - 0.2  # it fell
+    # the lowest cups still reach into it; once they are withdrawn it is carried no more
+    assert list(robot.suction.carried) == [packet]
+    _settle_to(sim, robot, {"plunger_extend": 0.0, "arm_reach": 0.9}, 1.0)
+    assert robot.suction.carried.size == 0
+    assert np.array_equal(sim.model.geom_conaffinity[geom], masks)
 
 
 def test_hold_keeps_the_load_and_seizes_nothing_more(tmp_path):

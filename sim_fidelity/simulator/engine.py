@@ -554,6 +554,10 @@ class MujocoEngine:
                 out[i] = all(flags[e] for e in self._flag_entities([n], lever))
         return out
 
+    def set_carried(self, bodies: np.ndarray, carried: bool) -> None:
+        """Mark ``bodies`` (ids) as carried by a gripper, or no longer (see :mod:`.levers`)."""
+        self._body_levers.set(self.model, self.data, "CARRIED", np.asarray(bodies, int), carried)
+
     def levers_at_originals(self) -> bool:
         """True when every lever parameter of the model equals the compiled original."""
         m = self.model

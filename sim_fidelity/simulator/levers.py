@@ -15,6 +15,11 @@ Changed bodies are woken (sleeping islands must not see their parameters change)
 * COLLISION off: ``contype = conaffinity = 0`` on the body's geoms.
 * GRAVITY off: ``body_gravcomp = 1`` (needs at least one gravity-compensated body at compile time:
   the engine adds an anchor body).
+* CARRIED (not a fidelity lever: set by a gripper script for what it has welded to itself): the
+  body's geoms get ``CARRIED_BIT`` added to their contype and as their only conaffinity. They
+  still collide with everything whose affinity takes their contype, and with each other, but not
+  with geoms of conaffinity 0 (a gripper's cups), which would otherwise press on a load the weld
+  already carries: a stiff, redundant loop.
 * ACTUATION off: the actuator's gain and bias parameters are zeroed.
 
 The body-level masks (``body_contype``/``body_conaffinity``, the OR of the body's geoms) follow the
@@ -27,17 +32,17 @@ import numpy as np
 
 HOLD_FACTOR = 1000.0  # held DoF damping = HOLD_FACTOR * inertia / step: each step keeps 1/1001 of
 # the velocity (implicit damping). A fixed huge value (1e9) diverged with MuJoCo's sleeping islands.
+CARRIED_BIT = 2  # contact bit of carried bodies (models use bit 0, MuJoCo's default)
 
 
 class BodyLevers:
-    """DYNAMICS, COLLISION and GRAVITY flags per body and the parameters derived from them."""
+    """DYNAMICS, COLLISION, GRAVITY and CARRIED flags per body and the parameters derived from them."""
 
     def __init__(self, model, previous: "BodyLevers | None" = None, body_names: list[str] | None = None):
         m = model
         self.nbody = m.nbody
         self.orig_contype = m.geom_contype.copy()
         self.orig_conaffinity = m.geom_conaffinity.copy()
-        self.orig_body_masks = (m.body_contype.copy(), m.body_conaffinity.copy())
         self.orig_gravcomp = m.body_gravcomp.copy()
         self.orig_damping = m.dof_damping.copy()
         self.held_damping = HOLD_FACTOR * m.dof_M0 / m.opt.timestep
@@ -46,18 +51,19 @@ class BodyLevers:
         self.dynamics_off = np.zeros(m.nbody, bool)
         self.collision_off = np.zeros(m.nbody, bool)
         self.gravity_off = np.zeros(m.nbody, bool)
+        self.carried = np.zeros(m.nbody, bool)
         if previous is not None and body_names is not None:
             old = {n: i for i, n in enumerate(previous.body_names)}
             pairs = [(i, old[n]) for i, n in enumerate(body_names) if n in old]
             if pairs:
                 new_i, old_i = np.array(pairs).T
-                for flag in ("dynamics_off", "collision_off", "gravity_off"):
+                for flag in ("dynamics_off", "collision_off", "gravity_off", "carried"):
                     getattr(self, flag)[new_i] = getattr(previous, flag)[old_i]
         self.body_names = list(body_names or [])
 
     def flag(self, name: str) -> np.ndarray:
         return {"DYNAMICS": self.dynamics_off, "COLLISION": self.collision_off,
-                "GRAVITY": self.gravity_off}[name]
+                "GRAVITY": self.gravity_off, "CARRIED": self.carried}[name]
 
     def set(self, model, data, name: str, bodies: np.ndarray, off: bool) -> None:
         """Set one lever for ``bodies`` and write the derived parameters of just those bodies."""
@@ -75,9 +81,8 @@ class BodyLevers:
             body_mask[bodies] = True
         g = np.flatnonzero(body_mask[self.geom_body])
         gb = self.geom_body[g]
-        col_off, dyn_off = self.collision_off[gb], self.dynamics_off[gb]
-        m.geom_contype[g] = np.where(col_off | dyn_off, 0, self.orig_contype[g])
-        m.geom_conaffinity[g] = np.where(col_off, 0, self.orig_conaffinity[g])
+        m.geom_contype[g], m.geom_conaffinity[g] = self._masks(g, self.collision_off[gb],
+                                                               self.dynamics_off[gb])
         b = np.flatnonzero(body_mask)
         for body_field, geom_field in ((m.body_contype, m.geom_contype),
                                        (m.body_conaffinity, m.geom_conaffinity)):
@@ -96,13 +101,29 @@ class BodyLevers:
         still = d[data.qvel[d] == 0.0]
         data.qvel[still] = -0.0
 
+    def _masks(self, g: np.ndarray, col_off: np.ndarray, dyn_off: np.ndarray):
+        """contype and conaffinity of geoms ``g`` from the flags of their bodies."""
+        carried = self.carried[self.geom_body[g]] & ~col_off
+        contype = np.where(col_off | dyn_off, 0, self.orig_contype[g])
+        conaffinity = np.where(col_off, 0, self.orig_conaffinity[g])
+        return (np.where(carried, contype | CARRIED_BIT, contype),
+                np.where(carried, CARRIED_BIT, conaffinity))
+
     def at_originals(self, model) -> bool:
-        """True when the model's lever parameters equal the originals (for tests and checks)."""
+        """True when the fidelity levers' parameters equal the originals (what CARRIED sets
+        belongs to the gripper that carries, and is expected)."""
         m = model
-        return (np.array_equal(m.geom_contype, self.orig_contype)
-                and np.array_equal(m.geom_conaffinity, self.orig_conaffinity)
-                and np.array_equal(m.body_contype, self.orig_body_masks[0])
-                and np.array_equal(m.body_conaffinity, self.orig_body_masks[1])
+        no = np.zeros(m.ngeom, bool)
+        contype, conaffinity = self._masks(np.arange(m.ngeom), no, no)
+        body_masks = []
+        for geom_field in (contype, conaffinity):
+            field = np.zeros(m.nbody, geom_field.dtype)
+            np.bitwise_or.at(field, self.geom_body, geom_field)
+            body_masks.append(field)
+        return (np.array_equal(m.geom_contype, contype)
+                and np.array_equal(m.geom_conaffinity, conaffinity)
+                and np.array_equal(m.body_contype, body_masks[0])
+                and np.array_equal(m.body_conaffinity, body_masks[1])
                 and np.array_equal(m.body_gravcomp, self.orig_gravcomp)
                 and np.array_equal(m.dof_damping, self.orig_damping))
 

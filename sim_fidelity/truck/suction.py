@@ -15,6 +15,11 @@ falls against an idle cup while the tool carries its load is not seized (a new w
 in contact is what made MuJoCo diverge). A plunger whose script (SCRIPT lever) or sensor (SENSOR
 lever) is off neither senses nor grips, and drops what it held.
 
+A welded packet is *carried* (``MujocoEngine.set_carried``): the cups (conaffinity 0) stop touching
+it, so no compliant cup presses on a load the weld already holds rigidly; it still collides with
+everything else, other carried packets included. A released packet stays carried until no cup
+reaches into it (the cups sprang forward into it while it was carried).
+
 Over ROS (``sim_server``): ``/model/<model>/suction/cmd`` (std_msgs/Bool) switches suction,
 ``/model/<model>/suction/hold`` (std_msgs/Empty) closes the idle cups' valves, and
 ``/model/<model>/suction/state`` (sim_fidelity_interfaces/SuctionState) tells what is held.
@@ -35,6 +40,7 @@ RAY_GROUP = 3  # cups are moved to this geom group so their own rays skip them
 RAY_BACKOFF = 0.02  # m: rays start this far behind the sensor, so a cup pressed a little into a
 # face (soft contact) still sees it; a reading is the distance past the sensor, 0 at the least
 WELD_SUFFIX = "::weld"
+CLEARANCE = 0.005  # m between a released packet and every cup before the cups touch it again
 
 
 class Suction:
@@ -42,8 +48,11 @@ class Suction:
 
     @staticmethod
     def prepare(world: LoadedWorld, plugins: list[str]) -> None:
-        """Allocate one inactive weld per suction plugin (cup -> world) in ``world.spec``."""
+        """Allocate one inactive weld per suction plugin (cup -> world) in ``world.spec``; the
+        cups' conaffinity goes to 0 so carried packets do not collide with them."""
         for name in plugins:
+            for geom in world.links[world.plugins[name].parent].collisions:
+                world.spec.geom(geom).conaffinity = 0
             world.spec.add_equality(name=name + WELD_SUFFIX, type=mujoco.mjtEq.mjEQ_WELD,
                                     objtype=mujoco.mjtObj.mjOBJ_BODY,
                                     name1=world.plugins[name].parent, name2="world", active=False)
@@ -66,6 +75,7 @@ class Suction:
         self.period = max(1, int(round(1.0 / (min(rates) * engine.step_size))))
         self.geom_group_mask = np.array([1, 0, 0, 0, 0, 0], np.uint8)
         self._geomid = np.zeros(1, np.int32)
+        self.carried = np.zeros(0, int)  # body ids this suction has marked carried
         self.reset(engine)
         self._bind(engine)
 
@@ -87,7 +97,9 @@ class Suction:
                         if top_model(r.model) in others]] = True
 
     def reset(self, engine: MujocoEngine) -> None:
-        """Suction off, nothing held (the engine reset deactivated the welds)."""
+        """Suction off, nothing held or carried (the engine reset deactivated the welds)."""
+        engine.set_carried(self.carried, False)
+        self.carried = np.zeros(0, int)
         n = len(self.plugins)
         self.on = False
         self.held = np.full(n, -1, int)  # body id held by each cup, -1 when none
@@ -100,6 +112,8 @@ class Suction:
     def recompiled(self, engine: MujocoEngine, body_map: np.ndarray) -> None:
         """Rebind, then weld again what is still held (the recompile reset the weld targets)."""
         self._bind(engine)
+        self.carried = body_map[self.carried]
+        self.carried = self.carried[self.carried >= 0]
         self.held[self.held >= 0] = body_map[self.held[self.held >= 0]]
         rows = np.flatnonzero(self._weld_on & (self.held >= 0))
         engine.data.eq_active[self.eq] = 0
@@ -128,6 +142,7 @@ class Suction:
         self.active = np.array([engine.script_enabled(p) and engine.sensor_enabled(s)
                                 for p, s in zip(self.plugins, self.sensors)], bool)
         self._release(engine, np.flatnonzero(~self.active & (self.held >= 0)))
+        self._drop_clear(engine)
         self._sense(engine)
         if self.on:
             self._grip(engine)
@@ -199,6 +214,29 @@ class Suction:
         m.eq_data[eq, 6:10] = relquat
         d.eq_active[eq] = 1
         self._weld_on[rows_a] = True
+        fresh = np.setdiff1d(other_a, self.carried)
+        engine.set_carried(fresh, True)
+        self.carried = np.concatenate([self.carried, fresh])
+
+    def _drop_clear(self, engine: MujocoEngine) -> None:
+        """Stop carrying released packets that no cup reaches into any more."""
+        loose = np.setdiff1d(self.carried, self.held)
+        if not loose.size:
+            return
+        m, d = engine.model, engine.data
+        clear = np.ones(loose.size, bool)
+        for k, body in enumerate(loose):
+            geoms = np.flatnonzero((m.geom_bodyid == body) & engine.collision_geom)
+            for g in geoms:
+                reach = m.geom_rbound[g] + m.geom_rbound[self.cup_geom] + CLEARANCE
+                near = self.cup_geom[np.linalg.norm(d.geom_xpos[self.cup_geom] - d.geom_xpos[g],
+                                                    axis=1) < reach]
+                if any(mujoco.mj_geomDistance(m, d, g, c, CLEARANCE, None) < CLEARANCE
+                       for c in near):
+                    clear[k] = False
+                    break
+        engine.set_carried(loose[clear], False)
+        self.carried = np.setdiff1d(self.carried, loose[clear])
 
     def _release(self, engine: MujocoEngine, rows: np.ndarray) -> None:
         """Unseal ``rows``; a packet still held by another cup is re-welded through that cup."""
