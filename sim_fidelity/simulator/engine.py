@@ -30,11 +30,14 @@ class _Refs:
 
     bids: np.ndarray
     offsets: np.ndarray  # (n, 7) entity frame in the reference body frame
-    free: np.ndarray  # bool: the reference body has a free joint (state read from qpos/qvel)
+    free: np.ndarray  # rows whose reference body has a free joint (state read from qpos/qvel)
+    other: np.ndarray  # the other rows (state from kinematics)
     qidx: np.ndarray  # (n_free, 7) qpos indices [p, quat wxyz] of those free joints
+    qxyzw: np.ndarray  # the same as a pose [p, quat xyzw]
     didx: np.ndarray  # (n_free, 6) qvel indices [v world, w body]
     offset: bool  # any offset differs from identity
     simple: bool  # every entity is carried by exactly its free reference body (vectorised set)
+XYZW_ORDER = np.array([0, 1, 2, 4, 5, 6, 3])  # a free joint's qpos [p, quat wxyz] as a pose [p, quat xyzw]
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
 UNSTABLE = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
@@ -255,7 +258,8 @@ class MujocoEngine:
             free = qadr >= 0
             simple = all(len(rs) == 1 and rs[0] == (b, rs[0][1]) and rs[0][1] is not None
                          for rs, b in zip((self._roots_of.get(n, ()) for n in names), bids))
-            refs = _Refs(bids, offsets, free, qadr[free, None] + np.arange(7),
+            refs = _Refs(bids, offsets, np.flatnonzero(free), np.flatnonzero(~free),
+                         qadr[free, None] + np.arange(7), qadr[free, None] + XYZW_ORDER,
                          dadr[free, None] + np.arange(6),
                          not np.allclose(offsets, poses.IDENTITY, rtol=0.0, atol=1e-12), simple)
             if len(self._refs_cache) > 64:
@@ -273,20 +277,18 @@ class MujocoEngine:
         x_wb = np.empty((len(names), 7))
         v = np.empty((len(names), 3))
         w = np.empty((len(names), 3))
-        free = r.free
-        if len(r.qidx):  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
-            q, dq = d.qpos[r.qidx], d.qvel[r.didx]
-            quat = q[:, [4, 5, 6, 3]]
-            x_wb[free, :3], x_wb[free, 3:] = q[:, :3], quat
-            v[free] = dq[:, :3]
-            w[free] = poses.quat_rotate(quat, dq[:, 3:])
-        if len(r.qidx) < len(names):
+        free, other = r.free, r.other
+        if free.size:  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
+            q, dq = d.qpos[r.qxyzw], d.qvel[r.didx]
+            x_wb[free], v[free] = q, dq[:, :3]
+            w[free] = poses.quat_rotate(q[:, 3:], dq[:, 3:])
+        if other.size:
             self._refresh()
-            b = r.bids[~free]
-            x_wb[~free] = self._body_pose(b)
-            w[~free] = d.cvel[b, :3]
+            b = r.bids[other]
+            x_wb[other] = self._body_pose(b)
+            w[other] = d.cvel[b, :3]
             com = d.subtree_com[m.body_rootid[b]]
-            v[~free] = d.cvel[b, 3:] + poses.cross(w[~free], d.xpos[b] - com)
+            v[other] = d.cvel[b, 3:] + poses.cross(w[other], d.xpos[b] - com)
         if not r.offset:
             return x_wb, np.concatenate([v, w], axis=1)
         pose = poses.compose(x_wb, r.offsets)

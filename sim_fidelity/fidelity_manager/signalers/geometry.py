@@ -1,4 +1,4 @@
-"""Vectorised axis-aligned bounding boxes of oriented boxes."""
+"""Vectorised axis-aligned bounding boxes of oriented boxes, and fast row reductions."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,3 +36,9 @@ def box_aabbs(poses: np.ndarray, half_extents: np.ndarray) -> tuple[np.ndarray, 
     """Lower and upper corners ``(n, 3)`` of the AABBs of boxes centred at ``poses`` (n, 7)."""
     half = np.einsum("nij,nj->ni", abs_rotation(poses[:, 3:7]), half_extents)
     return poses[:, :3] - half, poses[:, :3] + half
+
+
+def row_sums(a: np.ndarray) -> np.ndarray:
+    """Sum of each row of a 2-D array (True counts 1): a product with ones, several times faster
+    than ``sum``/``all``/``any`` over a short last axis."""
+    return a @ np.ones(a.shape[1])

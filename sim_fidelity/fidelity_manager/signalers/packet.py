@@ -29,7 +29,7 @@ from ...simulator.protocol import Simulator
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
 from .base import Param, ParamError, Signaler, match_entities
-from .geometry import box_aabbs
+from .geometry import box_aabbs, row_sums
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
 HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
@@ -75,6 +75,10 @@ class PacketSignaler(Signaler):
             _half_extents(params["robot_half_extents"], self.robot, "robot_half_extents", "entity"),
             _half_extents(params["half_extents"], self.tree_names, "half_extents", "tree")])
         self.still = np.zeros(len(self.trees), np.int32)
+        # AABB of every box at the pose it last had: only boxes that moved are turned again (held
+        # packets do not move)
+        n = len(self.half)
+        self._seen, self._lo, self._hi = np.full((n, 7), np.nan), np.empty((n, 3)), np.empty((n, 3))
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
 
@@ -83,7 +87,11 @@ class PacketSignaler(Signaler):
 
     def boxes(self, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Corners of the inflated robot box (lo, hi) and of the packet AABBs (lo, hi)."""
-        lo, hi = box_aabbs(poses, self.half)
+        moved = np.flatnonzero(row_sums(poses != self._seen))
+        if moved.size:
+            self._seen[moved] = poses[moved]
+            self._lo[moved], self._hi[moved] = box_aabbs(poses[moved], self.half[moved])
+        lo, hi = self._lo, self._hi
         nr, pad = len(self.robot), self.params["inflation"]
         return lo[:nr].min(axis=0) - pad, hi[:nr].max(axis=0) + pad, lo[nr:], hi[nr:]
 
@@ -91,11 +99,11 @@ class PacketSignaler(Signaler):
                current: np.ndarray) -> np.ndarray:
         p = self.params
         box_lo, box_hi, lo, hi = self.boxes(poses)
-        touching = ((hi > box_lo) & (lo < box_hi)).all(axis=1)
-        inside = ((lo >= box_lo) & (hi <= box_hi)).all(axis=1)
+        touching = row_sums((hi > box_lo) & (lo < box_hi)) == 3
+        inside = row_sums((lo >= box_lo) & (hi <= box_hi)) == 3
         sq = twists[len(self.robot):] ** 2
-        still = ((sq[:, :3].sum(axis=1) < p["linear_threshold"] ** 2)
-                 & (sq[:, 3:].sum(axis=1) < p["angular_threshold"] ** 2))
+        still = ((row_sums(sq[:, :3]) < p["linear_threshold"] ** 2)
+                 & (row_sums(sq[:, 3:]) < p["angular_threshold"] ** 2))
         self.still = np.where(still & ~touching, self.still + 1, 0)
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
         dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
