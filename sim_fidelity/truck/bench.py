@@ -33,11 +33,12 @@ MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3", "adfi-3-sleep")  # 
 # sleeping islands on as well
 CONFIG = data_dir("config") / "truck.yaml"
 SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
+TICK_PERIOD = 0.04  # s of sim time between manager ticks (a multiple of the control period)
 PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
 
 
 def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None,
-             tick_period: float = CONTROL_PERIOD) -> dict[str, Any]:
+             tick_period: float = TICK_PERIOD) -> dict[str, Any]:
     """One run of ``duration`` sim seconds, the manager ticked every ``tick_period`` (a multiple of
     the control period); returns its measurements."""
     preset, sleep = mode.removesuffix("-sleep"), mode.endswith("-sleep")
@@ -235,7 +236,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="comma-separated, of " + ",".join(MODES))
     p.add_argument("--duration", type=float, default=60.0, help="sim seconds per run")
     p.add_argument("--repeats", type=int, default=3, help="seeds 0..N-1, the same for every mode")
-    p.add_argument("--tick-period", type=float, default=0.04,
+    p.add_argument("--tick-period", type=float, default=TICK_PERIOD,
                    help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
     p.add_argument("--plots", default=None, help="folder for the PNG figures")
