@@ -10,7 +10,7 @@ SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
 PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
-DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 8 --repeats 1
+DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 15 --repeats 1
 NO_UNSHARE ?=
 
 # Network rule: DDS discovery stays on this machine, for every recipe.
