@@ -22,6 +22,7 @@ from .sdf import add_models, load_world, load_world_string
 from .sdf.records import FREE_JOINT_SUFFIX, LoadedWorld
 
 GRAVCOMP_ANCHOR = "__sim_fidelity__::gravcomp_anchor"
+XYZW_ORDER = np.array([0, 1, 2, 4, 5, 6, 3])  # a free joint's qpos [p, quat wxyz] as [p, quat xyzw]
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class _Refs:
     didx: np.ndarray  # (n_free, 6) qvel indices [v world, w body]
     offset: bool  # any offset differs from identity
     simple: bool  # every entity is carried by exactly its free reference body (vectorised set)
-XYZW_ORDER = np.array([0, 1, 2, 4, 5, 6, 3])  # a free joint's qpos [p, quat wxyz] as a pose [p, quat xyzw]
+
+
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
 StepHook = Callable[["MujocoEngine"], None]
 UNSTABLE = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
