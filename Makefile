@@ -44,7 +44,7 @@ test: bootstrap
 	else \
 	  echo "[test] no network namespace (unshare -n unavailable or NO_UNSHARE=1); relying on ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"; \
 	fi; \
-	"$${run[@]}" "$(PYTHON)" -m pytest test $(PYTEST_ARGS); rc=$$?; \
+	cd sim_fidelity && "$${run[@]}" "$(PYTHON)" -m pytest test $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "[test] pytest collected no tests"; rc=0; fi; \
 	exit $$rc
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import time
 
+from pathlib import Path
+
 import numpy as np
 
 from sim_fidelity.fidelity_manager import FidelityManager
 from sim_fidelity.simulator.engine import MujocoEngine
-from sim_fidelity.worlds.stack_test import RobotPath, stack_sdf
+from sim_fidelity.world_generators.stack_test import RobotPath, stack_sdf
 
-CONFIG = "config/stack_test.yaml"
+CONFIG = str(Path(__file__).resolve().parents[1] / "sim_fidelity" / "config" / "stack_test.yaml")
 
 
 def run(sdf: str, preset: str, path: RobotPath, settle: float, sleep: bool) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 from sim_fidelity.simulator import EntityKind, Lever
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.sdf import load_world_string
-from sim_fidelity.worlds.box_wall import wall_sdf
+from sim_fidelity.world_generators.box_wall import wall_sdf
 
 # mode: (fraction of boxes lowered, levers switched off on them, MuJoCo sleeping)
 MODES = {

@@ -29,14 +29,14 @@ os.environ.setdefault("HOME", "/tmp")
 import numpy as np  # noqa: E402
 
 from sim_fidelity.simulator import Lever, SimState  # noqa: E402
-from sim_fidelity.simulator.ros_client import RosSimulator  # noqa: E402
-from sim_fidelity.worlds.box_wall import wall_sdf  # noqa: E402
+from sim_fidelity.simulator.ros.client import RosSimulator  # noqa: E402
+from sim_fidelity.world_generators.box_wall import wall_sdf  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def start_server(world: Path, domain: int, **params) -> subprocess.Popen:
-    args = [sys.executable, "-m", "sim_fidelity.simulator.server", "--ros-args", "-p", f"world:={world}"]
+    args = [sys.executable, "-m", "sim_fidelity.simulator.ros.server", "--ros-args", "-p", f"world:={world}"]
     for k, v in params.items():
         args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
@@ -87,7 +87,7 @@ def round_trips(domain: int, repeats: int) -> dict:
 
 def polling_cost(domain: int, window: float, rounds: int) -> dict:
     from sim_fidelity_interfaces.msg import Performance
-    world = REPO / "worlds" / "revolute_joint_test.sdf"
+    world = REPO / "sim_fidelity" / "worlds" / "revolute_joint_test.sdf"
     proc = start_server(world, domain, real_time_factor=0.0)
     sim = RosSimulator(domain_id=domain, timeout=30.0)
     perf = []

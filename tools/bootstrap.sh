@@ -2,7 +2,7 @@
 # Set up everything sim_fidelity needs, from nothing, in <repo>/.venv:
 #   1. a Python virtual environment (python3.11 preferred, python3 otherwise),
 #   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, MuJoCo and friends,
-#   3. the interface packages under interfaces/, built with cmake into the venv prefix,
+#   3. the interface packages (sim_fidelity_interfaces/, fallback_interfaces/*), built with cmake into the venv prefix,
 #      but only those that Python cannot already import (a ROS 2 install has the real ones),
 #   4. the repository's own package, editable (`pip install -e .`), which provides .venv/bin/simfid.
 # Idempotent: every step leaves a stamp holding a hash of its inputs and is skipped while the
@@ -118,8 +118,13 @@ importable() {  # importable <package>: can the venv's Python import every modul
   (cd / && "$PYTHON" -c "$code" >/dev/null 2>&1)
 }
 
+iface_src() {  # iface_src <package>: its source folder
+  if [[ -d "$ROOT/$1" ]]; then echo "$ROOT/$1"; else echo "$ROOT/fallback_interfaces/$1"; fi
+}
+
 build_interface() {  # build_interface <package>
-  local pkg="$1" src="$ROOT/interfaces/$1" bld="$ROOT/build/interfaces/$1" t
+  local pkg="$1" src bld="$ROOT/build/interfaces/$1" t
+  src="$(iface_src "$1")"
   # A build folder configured for another source or prefix (e.g. a moved clone) is discarded.
   if [[ -f "$bld/CMakeCache.txt" ]] && ! { grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$bld/CMakeCache.txt" \
         && grep -qx "CMAKE_INSTALL_PREFIX:PATH=$VENV" "$bld/CMakeCache.txt"; }; then
@@ -142,7 +147,7 @@ mkdir -p "$LOGS"
 chain="$deps_hash"        # a package's hash covers the packages before it
 exports_fixed=0
 for pkg in "${INTERFACES[@]}"; do
-  h="$( { echo "$chain"; hash_tree "$ROOT/interfaces/$pkg"; } | hash_text)"
+  h="$( { echo "$chain"; hash_tree "$(iface_src "$pkg")"; } | hash_text)"
   chain="$h"
   if [[ "${SIMFID_REBUILD_INTERFACES:-0}" != 1 ]] && stamp_ok "iface-$pkg" "$h" && importable "$pkg"; then
     say "$pkg: up to date"
@@ -150,7 +155,7 @@ for pkg in "${INTERFACES[@]}"; do
   fi
   # Importable but not built by us (no stamp, not our package.xml in the venv): a real install.
   if [[ ! -f "$STAMPS/iface-$pkg" ]] && importable "$pkg" \
-     && ! cmp -s "$VENV/share/$pkg/package.xml" "$ROOT/interfaces/$pkg/package.xml"; then
+     && ! cmp -s "$VENV/share/$pkg/package.xml" "$(iface_src "$pkg")/package.xml"; then
     say "$pkg: provided by the installed ROS 2, not building"
     continue
   fi
@@ -161,12 +166,12 @@ for pkg in "${INTERFACES[@]}"; do
 done
 
 # ---- 4. this repository's package ------------------------------------------------------
-self_hash="$( { echo "$chain"; cat "$ROOT/setup.py" "$ROOT/setup.cfg" "$ROOT/package.xml" 2>/dev/null; } | hash_text)"
+self_hash="$( { echo "$chain"; cat "$ROOT/sim_fidelity/setup.py" "$ROOT/sim_fidelity/setup.cfg" "$ROOT/sim_fidelity/package.xml" 2>/dev/null; } | hash_text)"
 if stamp_ok self "$self_hash" && [[ -x "$VENV/bin/simfid" ]]; then
   say "sim_fidelity: up to date"
 else
   t=$(now)
-  logged pip-self "${PIP[@]}" -e "$ROOT"
+  logged pip-self "${PIP[@]}" -e "$ROOT/sim_fidelity"
   [[ -x "$VENV/bin/simfid" ]] || die "pip install -e . did not create $VENV/bin/simfid"
   say "sim_fidelity: installed editable, entry point $VENV/bin/simfid ($(since "$t"))"
   stamp_set self "$self_hash"

@@ -1,0 +1,57 @@
+"""ament_python package sim_fidelity."""
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+PACKAGE = "sim_fidelity"
+
+
+def tree(folder: str) -> list[tuple[str, list[str]]]:
+    """data_files entries installing every file below ``folder`` under share/<package>/."""
+    entries = []
+    for root, _dirs, files in os.walk(folder):
+        paths = [os.path.join(root, f) for f in files if not f.endswith((".pyc",))]
+        if paths:
+            entries.append((os.path.join("share", PACKAGE, root), paths))
+    return entries
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        *tree("launch"), *tree("config"), *tree("worlds"), *tree("models"),
+    ],
+    install_requires=["numpy", "pyyaml", "mujoco>=3.3"],
+    zip_safe=True,
+    maintainer="sim_fidelity developers",
+    maintainer_email="dev@sim-fidelity.invalid",
+    description="Fidelity manager, reality-gap kernels, model conductor and an embedded MuJoCo "
+                "simulator serving simulation_interfaces.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "simfid = sim_fidelity.cli:main",
+            "sim_server = sim_fidelity.simulator.ros.server:main",
+            "fidelity_manager = sim_fidelity.fidelity_manager.node:main",
+            "kernel_manager = sim_fidelity.reality_gap.node:main",
+            "unloading_controller = sim_fidelity.truck.controller_node:main",
+        ],
+        "sim_fidelity.signalers": [
+            "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",
+            "action = sim_fidelity.fidelity_manager.signalers.action:ActionSignaler",
+            "distance = sim_fidelity.fidelity_manager.signalers.distance:DistanceSignaler",
+            "manual = sim_fidelity.fidelity_manager.signalers.manual:ManualSignaler",
+            "schedule = sim_fidelity.fidelity_manager.signalers.schedule:ScheduleSignaler",
+        ],
+        "sim_fidelity.scripts": [  # SDF <plugin filename="..."> -> script class (simulator/scripts.py)
+            "sim_fidelity_suction = sim_fidelity.truck.suction:Suction",
+            "sim_fidelity_conveyor = sim_fidelity.truck.conveyor:Conveyor",
+        ],
+    },
+)

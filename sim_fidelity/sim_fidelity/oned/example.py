@@ -1,0 +1,221 @@
+"""``simfid example oned``: the paper's 1-D example (section IV, Figs. 4 and 6) end to end.
+
+1. *Design*: the original software (a saturated spring, ``track.spring_policy``) flies
+   the missions on the design track; *Deploy*: the same missions on the track with difficult
+   regions placed at random (they stand in for the real world). Both log H as bags through the
+   real bag path (``write_run``), one bag per mission.
+2. Kernels: ``read_histories`` on both bag sets, ``generate`` (Algorithm 1), saved as a kernels
+   file.
+3. *Kernels*: the original software on the design track with the kernel manager applying the
+   kernels in process (``KernelRunner`` on the engine, the terrain flag through the settable
+   sensor).
+4. *Redes/K*: software redesigned by SARSA trained on the kernel-modified simulation, flown
+   there; *Redeploy*: the redesigned software on the deployment track, no kernels.
+
+Every phase flies the same start positions. The Average Total Reward (ATR) after mission n is
+the sum of the mission rewards so far over n; the figures plot it against n.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..world_generators.one_d_track import random_regions
+from ..reality_gap.bags import read_histories
+from ..reality_gap.kernel_file import save_kernels
+from ..reality_gap.kernel_set import KernelRunner, KernelSet
+from ..reality_gap.kernels import Summary, generate
+from .track import Policy, Track, run_mission, spring_policy, starts
+from ..data import data_dir
+from ..reality_gap.record import write_run
+from .sarsa import Sarsa
+from ..reality_gap.spec import Spec, load_spec
+
+SPEC = data_dir("config") / "reality_gap" / "one_d_example.yaml"
+PHASES = ("Design", "Deploy", "Kernels", "Redes/K", "Redeploy")
+REGIONS = 2  # difficult regions in the deployment world
+STYLES = ("-", "-", "-", "--", ":")  # curves that coincide stay visible
+
+
+@dataclass
+class Outcome:
+    missions: int
+    seed: int
+    regions: list[tuple[float, float]]
+    totals: dict[str, np.ndarray]  # phase -> (missions,) total reward per mission
+    summary: Summary
+    kernel_hits: dict[str, int]  # phase -> corrections the kernel manager made
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def atr(self) -> dict[str, float]:
+        return {p: float(t.mean()) for p, t in self.totals.items()}
+
+    def curves(self) -> dict[str, np.ndarray]:
+        return {p: np.cumsum(t) / np.arange(1, len(t) + 1) for p, t in self.totals.items()}
+
+    def to_dict(self) -> dict:
+        return {"missions": self.missions, "seed": self.seed, "regions": self.regions,
+                "atr": self.atr, "kernels": self.summary.to_dict(),
+                "kernel_corrections": self.kernel_hits,
+                "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
+
+
+def _fly(track: Track, policy: Policy, x0: np.ndarray, goals: np.ndarray,
+         runner: KernelRunner | None = None, bags: Path | None = None, spec: Spec | None = None,
+         bar: Callable[[Iterable, str], Iterable] = lambda it, _d: it
+         ) -> tuple[np.ndarray, list[Path], int]:
+    totals, paths, hits = np.empty(len(x0)), [], 0
+    for i in bar(range(len(x0)), ""):
+        m = run_mission(track, policy, x0[i], goals[i], runner)
+        totals[i], hits = m.total, hits + m.kernel_hits
+        if bags is not None:
+            paths.append(write_run(bags / f"mission_{i:05d}", spec, m.times, m.states,
+                                   m.actions, m.rewards))
+    return totals, paths, hits
+
+
+def run_example(missions: int, seed: int = 0, episodes: int | None = None,
+                workdir: Path | None = None, progress: bool = False) -> Outcome:
+    """All five phases; bags and the kernels file go to ``workdir`` (a temporary one if None).
+    ``episodes``: SARSA training missions (default: ``missions``, at least 500)."""
+    if missions < 1:
+        raise ValueError("missions must be >= 1")
+    with tempfile.TemporaryDirectory(prefix="simfid_oned_") as tmp:
+        return _run(missions, seed, episodes or max(missions, 500),
+                    Path(workdir) if workdir else Path(tmp), progress)
+
+
+def _run(missions: int, seed: int, episodes: int, work: Path, progress: bool) -> Outcome:
+    def bar(desc: str):
+        return (lambda it, _d: tqdm(it, desc=desc, leave=False)) if progress else \
+            (lambda it, _d: it)
+
+    spec = load_spec(SPEC)
+    regions = random_regions(REGIONS, np.random.default_rng(seed))
+    x0, goals = starts(missions, seed + 1)
+    software = spring_policy()
+    design, deploy = Track(), Track(regions)
+    totals, bags, hits, seconds = {}, {}, {}, {}
+
+    t0 = time.perf_counter()
+    for phase, track in (("Design", design), ("Deploy", deploy)):
+        totals[phase], bags[phase], _ = _fly(track, software, x0, goals, bags=work / phase,
+                                             spec=spec, bar=bar(f"{phase} (+ bags)"))
+    seconds["design_deploy_and_bags"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    h_sim, h_phy = read_histories(bags["Design"], spec), read_histories(bags["Deploy"], spec)
+    seconds["read_bags"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    gen = generate(h_sim, h_phy, spec, seed=seed, progress=progress)
+    save_kernels(work / "kernels.yaml", spec, gen.kernels, gen.summary.to_dict())
+    seconds["generate"] = time.perf_counter() - t0
+    runner = design.kernel_runner(KernelSet(gen.kernels, spec))
+
+    t0 = time.perf_counter()
+    totals["Kernels"], _, hits["Kernels"] = _fly(design, software, x0, goals, runner,
+                                                 bar=bar("Kernels"))
+    seconds["kernels"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    agent = Sarsa(np.random.default_rng(seed + 2))
+    _fly(design, agent, *starts(episodes, seed + 3), runner, bar=bar("SARSA training"))
+    agent.greedy()
+    seconds["sarsa_training"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    totals["Redes/K"], _, hits["Redes/K"] = _fly(design, agent, x0, goals, runner,
+                                                 bar=bar("Redes/K"))
+    totals["Redeploy"], _, _ = _fly(deploy, agent, x0, goals, bar=bar("Redeploy"))
+    seconds["redesign_runs"] = time.perf_counter() - t0
+    seconds["total"] = sum(seconds.values())
+    return Outcome(missions, seed, regions, {p: totals[p] for p in PHASES}, gen.summary, hits,
+                   seconds)
+
+
+def plot(outcome: Outcome, folder: Path) -> list[Path]:
+    """Fig. 4 (Design, Deploy) and Fig. 6 (all phases) style ATR graphs as PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    curves, n = outcome.curves(), np.arange(1, outcome.missions + 1)
+    out = []
+    for name, phases, title in (
+            ("oned_fig4.png", ("Design", "Deploy"), "ATR at design and deployment (cf. Fig. 4)"),
+            ("oned_fig6.png", PHASES, "ATR with kernels and redesign (cf. Fig. 6)")):
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for p, style, width in zip(phases, STYLES, np.linspace(3.0, 1.2, len(phases))):
+            ax.plot(n, curves[p], style, lw=width, label=f"{p} ({outcome.atr[p]:+.2f})")
+        ax.set(xlabel="missions", ylabel="average total reward", ylim=(-10.5, 10.5),
+               title=f"1-D example: {title}")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower left", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(folder / name, dpi=110)
+        plt.close(fig)
+        out.append(folder / name)
+    return out
+
+
+def _report(o: Outcome) -> str:
+    s = o.summary
+    lines = [f"1-D example (paper 001, IV): {o.missions} missions, seed {o.seed}, difficult "
+             f"regions {o.regions}", "", "phase      ATR"]
+    lines += [f"{p:<9} {v:+7.2f}" for p, v in o.atr.items()]
+    lines += ["", f"kernels    {s.kernels} from {s.transitions_sim} sim / {s.transitions_phy} "
+              f"deployment transitions ({s.divergences} divergent roll-outs of {s.rollouts}, "
+              f"{s.dropped} dropped)",
+              f"kernel corrections: Kernels {o.kernel_hits['Kernels']}, "
+              f"Redes/K {o.kernel_hits['Redes/K']}",
+              "time       " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())]
+    return "\n".join(lines)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``example oned`` to a ``simfid`` sub-command parser."""
+    example = subparsers.add_parser("example", help="worked examples of the papers")
+    sub = example.add_subparsers(dest="example_command", required=True)
+    p = sub.add_parser("oned", help="paper 001's 1-D example: design, deploy, kernels, redesign")
+    p.add_argument("--missions", type=int, default=1000, help="missions per phase (default 1000)")
+    p.add_argument("--episodes", type=int, help="SARSA training missions (default: missions)")
+    p.add_argument("--plots", type=Path, help="folder for oned_fig4.png and oned_fig6.png")
+    p.add_argument("--bags", type=Path, help="keep the bags and kernels file here")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    outcome = run_example(args.missions, args.seed, args.episodes, args.bags,
+                          progress=sys.stderr.isatty() and not args.json)
+    plots = plot(outcome, args.plots) if args.plots else []
+    if args.json:
+        json.dump({**outcome.to_dict(), "plots": [str(p) for p in plots]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(_report(outcome))
+        for path in plots:
+            print(f"plot       {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim_fidelity.oned.example")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["example", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""``kernel_manager``: the reality-gap kernel manager as a ROS 2 node (paper 001, III-B, Fig. 2).
+
+Subscribes to the state and action topics of the kernels file's spec (the topics and fields the
+bags had; values are read exactly as the bag ingest reads them). Every 1/``rate`` s of
+simulation time (``/clock``) it takes the state s and command a of the previous tick and, when
+a kernel is active at (s, a), replaces the state the simulation produced since by f_k(s, a):
+poses and twists through ``RosSimulator`` (``apply:`` of the spec), sensor values through the
+simulator's settable sensors (released again at the first tick without an active kernel).
+Each correction is published as ``sim_fidelity_interfaces/KernelFired`` on ``~/fired``.
+
+f_k predicts one sampling period of the spec ahead, so ``rate`` defaults to the spec's
+``sampling.rate_hz``.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+
+import numpy as np
+
+from .bags import extract
+from .kernel_set import KernelRunner, KernelSet
+
+PARAMETERS = {  # name: (default, description)
+    "kernels": ("", "kernels file (YAML) written by 'simfid kernels generate'"),
+    "rate": (0.0, "ticks per second of simulation time; 0 = the spec's sampling rate"),
+    "server": ("/sim_server", "node name of the simulator's sim_fidelity services"),
+    "timeout": (10.0, "seconds to wait for a simulator service"),
+}
+
+
+def message_class(type_name: str):
+    """The rclpy class of ``pkg/msg/Name``."""
+    package, _, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{package}.msg"), name)
+
+
+class KernelManagerNode:
+    """The rclpy adapter around a :class:`KernelRunner`."""
+
+    def __init__(self, node, runner: KernelRunner, rate: float):
+        from sim_fidelity_interfaces.msg import KernelFired
+
+        self.node, self.runner = node, runner
+        spec = runner.kernels.spec
+        self.sources = list(spec.state) + list(spec.action)
+        self.latest = np.full(len(self.sources), np.nan)  # hold: the latest value of each
+        self.lock = threading.Lock()
+        self.previous: tuple[np.ndarray, np.ndarray] | None = None
+        self.fired = 0
+        by_topic: dict[str, list[int]] = {}
+        for i, src in enumerate(self.sources):
+            by_topic.setdefault(src.topic, []).append(i)
+        for topic, idx in by_topic.items():
+            node.create_subscription(message_class(self.sources[idx[0]].type), topic,
+                                     self._reader(idx), 10)
+        self._fired = node.create_publisher(KernelFired, "~/fired", 10)
+        node.create_timer(1.0 / rate, self._tick)  # ROS time: follows /clock
+
+    def _reader(self, idx: list[int]):
+        def read(msg) -> None:
+            values = [extract(msg, self.sources[i]) for i in idx]
+            with self.lock:
+                self.latest[idx] = values
+        return read
+
+    def _tick(self) -> None:
+        from sim_fidelity_interfaces.msg import KernelFired
+
+        from ..simulator.ros.convert import time_msg
+        with self.lock:
+            current = self.latest.copy()
+        if np.isnan(current).any():
+            return  # not every topic heard yet
+        d = len(self.runner.kernels.spec.state)
+        state, action = current[:d], current[d:]
+        previous, self.previous = self.previous, (state, action)
+        if previous is None:
+            return
+        hit = self.runner.apply(*previous)
+        if hit is None:
+            return
+        k, after = hit
+        self.previous = (after, action)  # the simulation is now in f_k(s, a)
+        self.fired += 1
+        now = self.node.get_clock().now().nanoseconds * 1e-9
+        self._fired.publish(KernelFired(
+            stamp=time_msg(now), sim_time=now, kernel=k,
+            activation=float(self.runner.kernels.activation(previous[0])[k]),
+            state_before=state.tolist(), state_after=after.tolist()))
+
+
+def main(args: list[str] | None = None) -> int:
+    """console_script ``kernel_manager``: ``--ros-args -p kernels:=kernels.yaml``."""
+    from ..ros_node import run_node
+    from ..simulator.errors import SimulatorError
+    from ..simulator.ros.client import RosSimulator
+    from .errors import RealityGapError
+
+    def start(node, p: dict):
+        if not p["kernels"]:
+            raise RealityGapError("parameter 'kernels' is empty: give a kernels file")
+        kernels = KernelSet.load(p["kernels"])
+        rate = p["rate"] or kernels.spec.rate_hz
+        sim = RosSimulator(server=p["server"], timeout=p["timeout"])
+        try:
+            sim.wait_for_server()
+        except SimulatorError:
+            sim.close()
+            raise
+        runner = KernelRunner(sim, kernels)
+        manager = KernelManagerNode(node, runner, rate)
+        log = node.get_logger()
+        log.info(f"{len(kernels)} kernels from {p['kernels']}, {rate:g} Hz of sim time, "
+                 f"state from {sorted({s.topic for s in manager.sources})}")
+
+        def release() -> int:  # the sensor overrides go before the node does
+            try:
+                runner.release()
+            except SimulatorError as e:
+                log.error(f"could not release the sensor overrides: {e}")
+                return 3
+            finally:
+                sim.close()
+            return 0
+        return release
+
+    return run_node("kernel_manager", PARAMETERS, start, errors=(RealityGapError, SimulatorError),
+                    args=args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,434 @@
+"""``RosSimulator``: the Simulator protocol as a client of the ``simulation_interfaces`` services.
+
+Works against our ``sim_server`` and against Gazebo's ``ros_gz_sim`` server. Where the server has
+no fidelity-lever service (Gazebo), DYNAMICS and COLLISION are lowered by the only means the
+standard services allow: the model is replaced by a static copy of itself (delete + spawn with
+``<static>true</static>``, collisions kept or stripped), and the original SDF and state are
+restored when the lever is raised again. That fallback needs the models' SDF (``world_file``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import xml.etree.ElementTree as ET
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import (InvalidOperationError, InvalidPoseError, SimulatorError,
+                     SimulatorTimeoutError, UnknownEntityError, UnsupportedLeverError)
+from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState
+
+KINDS = [EntityKind.MODEL, EntityKind.LINK, EntityKind.JOINT, EntityKind.SENSOR, EntityKind.PLUGIN]
+FALLBACK_LEVERS = frozenset({Lever.DYNAMICS, Lever.COLLISION})
+
+
+class RosSimulator:
+    """A Simulator reached over ROS 2 services; owns a private node spun on its own thread."""
+
+    def __init__(self, *, server: str = "/sim_server", timeout: float = 10.0,
+                 world_file: str | None = None, step_size: float | None = None,
+                 node_name: str | None = None, domain_id: int | None = None):
+        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rosgraph_msgs.msg import Clock
+        from sim_fidelity_interfaces import srv as ours
+        from simulation_interfaces import srv as si
+
+        self._context = None
+        if domain_id is not None:  # a private context: talk to a simulator in another domain
+            self._context = rclpy.Context()
+            rclpy.init(context=self._context, domain_id=domain_id)
+        elif not rclpy.ok():
+            rclpy.init()
+        self.timeout = timeout
+        self._node = rclpy.create_node(node_name or f"sim_client_{os.getpid()}_{id(self) % 10000}",
+                                       context=self._context)
+        names = {"get_entities": si.GetEntities, "get_entity_state": si.GetEntityState,
+                 "get_entities_states": si.GetEntitiesStates, "set_entity_state": si.SetEntityState,
+                 "get_entity_info": si.GetEntityInfo, "spawn_entity": si.SpawnEntity,
+                 "delete_entity": si.DeleteEntity, "step_simulation": si.StepSimulation,
+                 "get_simulation_state": si.GetSimulationState,
+                 "set_simulation_state": si.SetSimulationState,
+                 "reset_simulation": si.ResetSimulation,
+                 "get_simulator_features": si.GetSimulatorFeatures,
+                 "get_entity_bounds": si.GetEntityBounds}
+        self._clients = {k: self._node.create_client(t, "/" + k) for k, t in names.items()}
+        extensions = {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
+                      "list_entities": ours.ListEntities, "get_states": ours.GetStates,
+                      "set_states": ours.SetStates, "set_sensor_values": ours.SetSensorValues}
+        for k, t in extensions.items():
+            self._clients[k] = self._node.create_client(t, f"{server}/{k}")
+        self._types = {**names, **extensions}
+        self._clock = 0.0
+        self._clock_event = threading.Condition()
+        self._node.create_subscription(Clock, "/clock", self._on_clock, 10)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        self._spinner = threading.Thread(target=self._spin, daemon=True, name="ros_simulator")
+        self._spinner.start()
+        self._world_file = world_file
+        self._model_sdf: dict[str, str] | None = None
+        self._lowered: dict[str, dict] = {}  # fallback: model -> {"sdf", "pose", "twist", flags}
+        self._step_size = step_size
+        self._features: Features | None = None
+        self._info: dict[str, EntityInfo] | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # context shut down underneath us
+            pass
+
+    def _on_clock(self, msg) -> None:
+        from .convert import time_seconds
+        with self._clock_event:
+            self._clock = time_seconds(msg.clock)
+            self._clock_event.notify_all()
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=1.0)
+        self._spinner.join(timeout=2.0)  # no thread may be inside rcl when the node goes
+        self._node.destroy_node()
+        if self._context is not None:
+            self._context.try_shutdown()
+
+    def __enter__(self) -> "RosSimulator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def wait_for_server(self, timeout: float | None = None) -> None:
+        if not self._clients["get_entities"].wait_for_service(timeout_sec=timeout or self.timeout):
+            raise SimulatorTimeoutError(
+                f"no simulator answers at /get_entities after {timeout or self.timeout:g} s: "
+                "is sim_server (or Gazebo with ros_gz_sim) running on this ROS_DOMAIN_ID?")
+
+    def request(self, key: str, **fields):
+        """A request message of the service ``key`` with ``fields`` set."""
+        return self._types[key].Request(**fields)
+
+    def has_service(self, key: str) -> bool:
+        return self._clients[key].service_is_ready()
+
+    def call(self, key: str, request=None, timeout: float | None = None):
+        """Raw call of a service by short name (``get_entities``, ``set_lever``, ...)."""
+        return self._wait(key, self._send(key, request), timeout)
+
+    def _send(self, key: str, request=None):
+        client = self._clients[key]
+        # A request sent before the service is matched both ways can be lost (DDS discovery race).
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
+            raise SimulatorTimeoutError(f"{client.srv_name} is not available after "
+                                        f"{self.timeout:g} s: is the simulator running?")
+        return client.call_async(request if request is not None else self._types[key].Request())
+
+    def _wait(self, key: str, future, timeout: float | None = None):
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        limit = timeout or self.timeout
+        if not done.wait(limit):
+            self._clients[key].remove_pending_request(future)
+            raise SimulatorTimeoutError(f"{self._clients[key].srv_name} did not answer within "
+                                        f"{limit:g} s: the simulator may be gone")
+        return future.result()
+
+    @staticmethod
+    def _check(result, what: str, entity: str = "") -> None:
+        """Raise the protocol's error for a non-OK ``simulation_interfaces/Result``."""
+        from simulation_interfaces.msg import Result
+        code, msg = result.result, result.error_message or "no message"
+        if code == Result.RESULT_OK:
+            return
+        if code == Result.RESULT_NOT_FOUND:
+            named = re.search(r"'([^']+)'", msg)
+            raise UnknownEntityError(entity or (named.group(1) if named else "?"), f"{what}: {msg}")
+        if code == Result.RESULT_FEATURE_UNSUPPORTED:
+            raise InvalidOperationError(f"{what}: unsupported by the simulator: {msg}")
+        if code == Result.RESULT_INCORRECT_STATE:
+            raise InvalidOperationError(f"{what}: wrong simulation state: {msg}")
+        if code == 101 and what in ("set_entity_state", "spawn_entity"):
+            raise InvalidPoseError(f"{what} '{entity}': {msg}")
+        raise SimulatorError(f"{what}{' ' + repr(entity) if entity else ''} failed (code {code}): {msg}")
+
+    # ------------------------------------------------------------------ the scene
+    def _entity_table(self, fresh: bool = True) -> dict[str, EntityInfo]:
+        """Every entity's info; fetched anew unless ``fresh`` is False and a table is cached."""
+        if fresh or self._info is None:
+            if self.has_service("list_entities"):
+                res = self.call("list_entities")
+                self._check(res.result, "list_entities")
+                self._info = {n: EntityInfo(n, KINDS[k], p, s, t) for n, k, p, s, t in
+                              zip(res.names, res.kinds, res.parents, res.static_flags, res.types)}
+            else:  # plain simulation_interfaces: entities with a state; '::' marks a link
+                res = self.call("get_entities")
+                self._check(res.result, "get_entities")
+                self._info = {n: EntityInfo(n, EntityKind.LINK if "::" in n else EntityKind.MODEL,
+                                            n.rsplit("::", 1)[0] if "::" in n else "")
+                              for n in res.entities}
+        return self._info
+
+    def entities(self, kind: EntityKind | None = None, pattern: str | None = None) -> list[str]:
+        rx = re.compile(pattern) if pattern else None
+        kind = EntityKind(kind) if kind is not None else None
+        return [n for n, i in self._entity_table().items()
+                if (kind is None or i.kind == kind) and (rx is None or rx.search(n))]
+
+    def entity_info(self, name: str) -> EntityInfo:
+        info = self._entity_table(fresh=False).get(name) or self._entity_table().get(name)
+        if info is None:
+            raise UnknownEntityError(name, "not listed by the simulator")
+        return info
+
+    def box_bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners (n, 3) of each entity's collision box in its own frame
+        (``get_entity_bounds``, a few requests in flight at a time: services keep 10)."""
+        lo, hi = np.zeros((len(names), 3)), np.zeros((len(names), 3))
+        futures: dict[int, object] = {}
+        for i, name in enumerate(names):
+            futures[i] = self._send("get_entity_bounds", self.request("get_entity_bounds", entity=name))
+            if len(futures) == 8 or i == len(names) - 1:
+                for k, future in futures.items():
+                    lo[k], hi[k] = self._bounds(names[k], self._wait("get_entity_bounds", future))
+                futures.clear()
+        return lo, hi
+
+    def _bounds(self, name: str, res) -> tuple[tuple, tuple]:
+        """The box corners of one get_entity_bounds answer."""
+        self._check(res.result, "get_entity_bounds", name)
+        if res.bounds.type != res.bounds.TYPE_BOX:
+            raise InvalidOperationError(f"'{name}' has no box bounds (type {res.bounds.type})")
+        low, high = res.bounds.points[:2]
+        return (low.x, low.y, low.z), (high.x, high.y, high.z)
+
+    # ------------------------------------------------------------------ state
+    def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        from .convert import pose_array, twist_array
+        names = list(names)
+        if not names:
+            return np.zeros((0, 7)), np.zeros((0, 6))
+        if self.has_service("get_states"):  # flat arrays: far cheaper than one message per entity
+            res = self.call("get_states", self.request("get_states", entities=names))
+            self._check(res.result, "get_states", names[0] if len(names) == 1 else "")
+            return (np.asarray(res.poses).reshape(-1, 7), np.asarray(res.twists).reshape(-1, 6))
+        req = self._types["get_entities_states"].Request()
+        req.filters.filter = "^(" + "|".join(re.escape(n) for n in set(names)) + ")$"
+        res = self.call("get_entities_states", req)
+        self._check(res.result, "get_entities_states")
+        index = {n: i for i, n in enumerate(res.entities)}
+        missing = [n for n in names if n not in index]
+        if missing:
+            raise UnknownEntityError(missing[0], f"the simulator has no state for {missing[:5]}")
+        states = [res.states[index[n]] for n in names]
+        return (np.array([pose_array(s.pose) for s in states]),
+                np.array([twist_array(s.twist) for s in states]))
+
+    def set_states(self, names: Sequence[str], poses: np.ndarray | None = None,
+                   twists: np.ndarray | None = None) -> None:
+        from .convert import pose_msg, twist_msg
+        names = list(names)
+        if not names or (poses is None and twists is None):
+            return
+        if self.has_service("set_states"):
+            req = self.request("set_states", entities=names)
+            if poses is not None:
+                req.poses = np.asarray(poses, float).ravel()
+            if twists is not None:
+                req.twists = np.asarray(twists, float).ravel()
+            res = self.call("set_states", req)
+            if res.result.result == type(res).INVALID_POSE:
+                raise InvalidPoseError(f"set_states: {res.result.error_message}")
+            self._check(res.result, "set_states", names[0] if len(names) == 1 else "")
+            return
+        if poses is None or twists is None:  # the Kilted service sets both: keep the other
+            cur_p, cur_t = self.get_states(names)
+            poses = cur_p if poses is None else poses
+            twists = cur_t if twists is None else twists
+        poses = np.asarray(poses, float).reshape(len(names), 7)
+        twists = np.asarray(twists, float).reshape(len(names), 6)
+        futures = []
+        for n, p, t in zip(names, poses, twists):
+            req = self._types["set_entity_state"].Request(entity=n)
+            req.state.header.frame_id = "world"
+            req.state.pose, req.state.twist = pose_msg(p), twist_msg(t)
+            futures.append((n, self._send("set_entity_state", req)))
+        for n, f in futures:  # all in flight at once, then collect
+            self._check(self._wait("set_entity_state", f).result, "set_entity_state", n)
+
+    def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Override world-declared sensor values (``sensor_values.py``); NaN releases one."""
+        client = self._clients["set_sensor_values"]
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
+            raise InvalidOperationError(f"{client.srv_name} is not served: the simulator has no "
+                                        "settable sensor values (Gazebo has none)")
+        req = self.request("set_sensor_values", names=list(names),
+                           values=[float(v) for v in values])
+        self._check(self.call("set_sensor_values", req).result, "set_sensor_values")
+
+    # ------------------------------------------------------------------ time
+    def step(self, n: int = 1) -> None:
+        if n < 1:
+            if n == 0:
+                return
+            raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
+        before = self._clock
+        limit = max(self.timeout, n * 0.01)
+        res = self.call("step_simulation", self._types["step_simulation"].Request(steps=n), limit)
+        self._check(res.result, "step_simulation")
+        with self._clock_event:  # the server publishes /clock before it answers
+            self._clock_event.wait_for(lambda: self._clock > before, timeout=1.0)
+
+    @property
+    def time(self) -> float:
+        return self._clock
+
+    @property
+    def step_size(self) -> float:
+        if self._step_size is None:
+            info = self.call("get_simulator_features").features.custom_info
+            m = re.search(r"step_size=([0-9.eE+-]+)", info)
+            self._step_size = float(m.group(1)) if m else 0.001
+        return self._step_size
+
+    def sim_state(self) -> SimState:
+        res = self.call("get_simulation_state")
+        self._check(res.result, "get_simulation_state")
+        return SimState(res.state.state)
+
+    def set_sim_state(self, state: SimState) -> None:
+        req = self._types["set_simulation_state"].Request()
+        req.state.state = int(state)
+        res = self.call("set_simulation_state", req)
+        if res.result.result == type(res).ALREADY_IN_TARGET_STATE:
+            return
+        self._check(res.result, "set_simulation_state")
+
+    def reset(self) -> None:
+        req = self._types["reset_simulation"].Request()
+        req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
+        self._check(self.call("reset_simulation", req).result, "reset_simulation")
+
+    # ------------------------------------------------------------------ scene edits
+    def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
+        from .convert import pose_msg
+        req = self._types["spawn_entity"].Request(name=name, resource_string=sdf)
+        req.initial_pose.header.frame_id = "world"
+        if pose is not None:
+            req.initial_pose.pose = pose_msg(np.asarray(pose, float))
+        else:
+            req.initial_pose.pose.orientation.w = 1.0
+        res = self.call("spawn_entity", req)
+        if res.result.result == type(res).INVALID_POSE:
+            raise InvalidPoseError(f"spawn '{name}': {res.result.error_message}")
+        self._check(res.result, "spawn_entity", name)
+        return res.entity_name
+
+    def delete(self, name: str) -> None:
+        res = self.call("delete_entity", self._types["delete_entity"].Request(entity=name))
+        self._check(res.result, "delete_entity", name)
+
+    # ------------------------------------------------------------------ fidelity levers
+    def features(self) -> Features:
+        if self._features is None:
+            from simulation_interfaces.msg import SimulatorFeatures as F
+            f = self.call("get_simulator_features").features
+            have = set(f.features)
+            if self.has_service("get_levers"):
+                res = self.call("get_levers")
+                levers, fallback = frozenset(Lever(v) for v in res.supported_levers), False
+            else:
+                fallback = {F.SPAWNING, F.DELETING, F.ENTITY_STATE_SETTING} <= have
+                levers = FALLBACK_LEVERS if fallback else frozenset()
+            self._features = Features(
+                levers=levers, spawning=F.SPAWNING in have, deleting=F.DELETING in have,
+                stepping=bool({F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE} & have),
+                state_setting=F.ENTITY_STATE_SETTING in have, resetting=F.SIMULATION_RESET in have,
+                static_fallback=fallback, spawn_formats=tuple(f.spawn_formats),
+                extra={"custom_info": f.custom_info})
+        return self._features
+
+    def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
+        lever, names = Lever(lever), list(names)
+        if not names:
+            return
+        feats = self.features()
+        if lever not in feats.levers:
+            raise UnsupportedLeverError(lever, why="the simulator offers "
+                                        f"{sorted(l.name for l in feats.levers) or 'no levers'}")
+        if feats.static_fallback:
+            self._fallback_set(names, lever, enabled)
+            return
+        req = self._types["set_lever"].Request(entities=names, lever=int(lever), enabled=enabled)
+        res = self.call("set_lever", req)
+        if res.result.result == 2:
+            raise UnknownEntityError(res.failed_entities[0] if res.failed_entities else names[0],
+                                     res.result.error_message)
+        if res.result.result == 0:
+            raise UnsupportedLeverError(lever, why=res.result.error_message)
+        self._check(res.result, "set_lever")
+
+    def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
+        lever, names = Lever(lever), list(names)
+        if self.features().static_fallback:
+            key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
+            return np.array([not self._lowered.get(n, {}).get(key, False) for n in names])
+        res = self.call("get_levers", self._types["get_levers"].Request(entities=names,
+                                                                         lever=int(lever)))
+        self._check(res.result, "get_levers")
+        return np.array(res.enabled, bool)
+
+    # ------------------------------------------------------------------ static-copy fallback
+    def _sdf_of(self, model: str) -> str:
+        if self._model_sdf is None:
+            if not self._world_file:
+                raise UnsupportedLeverError(Lever.DYNAMICS, model, "the simulator has no lever "
+                                            "service; the static-copy fallback needs world_file=")
+            from ..sdf import load_world
+            world = load_world(self._world_file)
+            self._model_sdf = {n: r.sdf for n, r in world.models.items() if not r.parent}
+        if model not in self._model_sdf:
+            raise UnsupportedLeverError(Lever.DYNAMICS, model, "not a top-level model of "
+                                        f"{self._world_file}")
+        return self._model_sdf[model]
+
+    def _fallback_set(self, names: list[str], lever: Lever, enabled: bool) -> None:
+        key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
+        for name in names:
+            entry = self._lowered.get(name)
+            current = dict(entry or {"dynamics_off": False, "collision_off": False})
+            current[key] = not enabled
+            if entry is None and not any(current[k] for k in ("dynamics_off", "collision_off")):
+                continue
+            pose, twist = self.get_states([name])
+            if entry is None:
+                entry = {"sdf": self._sdf_of(name), "twist": twist[0]}
+            self.delete(name)
+            if current["dynamics_off"] or current["collision_off"]:
+                self.spawn(name, static_copy(entry["sdf"], current["collision_off"]), pose[0])
+                entry.update(current)
+                self._lowered[name] = entry
+            else:
+                self.spawn(name, entry["sdf"], pose[0])
+                self.set_states([name], pose, entry["twist"][None])
+                del self._lowered[name]
+
+
+def static_copy(model_sdf: str, strip_collisions: bool) -> str:
+    """The ``<sdf><model>`` text made static, optionally without collision elements."""
+    root = ET.fromstring(model_sdf)
+    model = root if root.tag == "model" else root.find("model")
+    if model is None:
+        raise SimulatorError("static copy: no <model> in the SDF text")
+    static = model.find("static")
+    if static is None:
+        static = ET.SubElement(model, "static")
+    static.text = "true"
+    if strip_collisions:
+        for link in model.iter("link"):
+            for col in link.findall("collision"):
+                link.remove(col)
+    return ET.tostring(root, encoding="unicode")

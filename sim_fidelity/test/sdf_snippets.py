@@ -1,0 +1,33 @@
+"""Small SDF scenes shared by the engine, server and manager tests."""
+from __future__ import annotations
+
+from sim_fidelity.world_generators.sdf_text import box_model, ground_plane, world  # noqa: F401 (re-exported)
+
+GROUND = ground_plane("ground")
+
+
+def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:
+    """A 1 m pendulum on a fixed post with a joint-position-controller plugin holding ``target``."""
+    return f"""
+    <model name="{name}">
+      <pose>0 3 2 0 0 0</pose>
+      <link name="post"><inertial><mass>10</mass></inertial></link>
+      <joint name="fix" type="fixed"><parent>world</parent><child>post</child></joint>
+      <link name="rod">
+        <pose>0 0 -0.5 0 0 0</pose>
+        <inertial><mass>1</mass>
+          <inertia><ixx>0.083</ixx><iyy>0.083</iyy><izz>0.001</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
+        </inertial>
+        <collision name="c"><geometry><cylinder><radius>0.02</radius><length>1</length></cylinder></geometry></collision>
+      </link>
+      <joint name="hinge" type="revolute">
+        <parent>post</parent><child>rod</child>
+        <pose>0 0 0.5 0 0 0</pose>
+        <axis><xyz>1 0 0</xyz><dynamics><damping>0.05</damping></dynamics></axis>
+      </joint>
+      <plugin filename="gz-sim-joint-position-controller-system"
+              name="gz::sim::systems::JointPositionController">
+        <joint_name>hinge</joint_name><p_gain>200</p_gain><d_gain>20</d_gain>
+        <initial_position>{target}</initial_position>
+      </plugin>
+    </model>"""

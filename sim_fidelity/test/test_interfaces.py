@@ -1,0 +1,325 @@
+"""The interface packages (sim_fidelity_interfaces/, fallback_interfaces/) as Python sees them after bootstrap.
+
+simulation_interfaces is checked against the field list of the Kilted release kept in
+test/data/reference/ (every type, field, order, type, default and constant); our own packages
+against the definitions written down here. A few messages make a round trip through rclpy's
+CDR serialization, which exercises the compiled type support and not just the Python classes.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = Path(__file__).resolve().parent / "data" / "reference" / "simulation_interfaces-1.6.1-kilted-fields.txt"
+
+PRIMITIVES = {
+    "bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16",
+    "int32", "uint32", "int64", "uint64", "string", "wstring",
+}
+# How rosidl_generator_py names primitive types (their IDL names) in get_fields_and_field_types().
+IDL_NAMES = {"bool": "boolean", "byte": "octet", "char": "uint8", "float32": "float", "float64": "double"}
+# Sub-types of each interface kind, as rosidl_generator_py names them.
+PARTS = {"msg": [None], "srv": ["Request", "Response"], "action": ["Goal", "Result", "Feedback"]}
+
+
+# ----------------------------------------------------------------------------------------
+# A small parser for the reference text: "## kind/Name.ext" headers, then definition lines.
+
+def parse_line(line: str):
+    """One definition line -> ("const", type, name, value) or ("field", type, name, default)."""
+    const = re.fullmatch(r"(\S+)\s+([A-Z][A-Z0-9_]*)\s*=\s*(\S+)", line)
+    if const:
+        return ("const", *const.groups())
+    field = re.fullmatch(r"(\S+)\s+([a-z][a-z0-9_]*)(?:\s+(\S+))?", line)
+    if not field:
+        raise ValueError(f"cannot parse definition line {line!r}")
+    return ("field", *field.groups())
+
+
+def parse_definition(text: str) -> list[list[tuple]]:
+    """Definition text -> one list of parsed lines per part (split at ---)."""
+    parts: list[list[tuple]] = [[]]
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line == "---":
+            parts.append([])
+        else:
+            parts[-1].append(parse_line(line))
+    return parts
+
+
+def parse_reference(path: Path) -> dict[tuple[str, str], list[list[tuple]]]:
+    """Reference file -> {(kind, Name): parts}."""
+    sections = re.split(r"^## ", path.read_text(), flags=re.M)[1:]
+    out = {}
+    for sec in sections:
+        header, _, body = sec.partition("\n")
+        kind, _, fname = header.strip().partition("/")
+        out[(kind, fname.rsplit(".", 1)[0])] = parse_definition(body)
+    return out
+
+
+def expected_type(pkg: str, typ: str) -> str:
+    """Definition type -> the string get_fields_and_field_types() reports."""
+    m = re.fullmatch(r"(.+?)\[(\d*)\]", typ)
+    if m:
+        inner = expected_type(pkg, m.group(1))
+        return f"sequence<{inner}>" if m.group(2) == "" else f"{inner}[{m.group(2)}]"
+    if typ in PRIMITIVES:
+        return IDL_NAMES.get(typ, typ)
+    if "/" in typ:
+        return typ
+    return f"{pkg}/{typ}"  # a type of the same package
+
+
+def typed_value(typ: str, text: str):
+    if typ in ("float32", "float64"):
+        return float(text)
+    if typ == "bool":
+        return text.lower() in ("true", "1")
+    if typ in ("string", "wstring"):
+        return text.strip("'\"")
+    return int(text, 0)
+
+
+def constants_of(cls) -> dict:
+    for key, value in type(cls).__dict__.items():
+        if key.endswith("__constants"):
+            return dict(value)
+    raise AssertionError(f"{cls.__name__} has no constants table")
+
+
+def classes_of(pkg: str, kind: str, name: str) -> list:
+    module = importlib.import_module(f"{pkg}.{kind}")
+    top = getattr(module, name)
+    return [top if part is None else getattr(top, part) for part in PARTS[kind]]
+
+
+def check_against(pkg: str, kind: str, name: str, parts: list[list[tuple]]) -> None:
+    """Assert that the generated classes of one interface match its parsed definition."""
+    classes = classes_of(pkg, kind, name)
+    assert len(classes) == len(parts), f"{pkg}/{kind}/{name}: {len(parts)} parts expected"
+    for cls, lines in zip(classes, parts):
+        where = f"{pkg}/{kind}/{cls.__name__}"
+        fields = [(n, expected_type(pkg, t)) for k, t, n, _ in lines if k == "field"]
+        assert list(cls.get_fields_and_field_types().items()) == fields, where
+        consts = {n: typed_value(t, v) for k, t, n, v in lines if k == "const"}
+        assert constants_of(cls) == consts, where
+        for n, value in consts.items():
+            assert getattr(cls, n) == value, f"{where}.{n}"
+        # rosidl_generator_py gives the metaclass a NAME__DEFAULT attribute per field default.
+        with_default = {n.upper() + "__DEFAULT" for k, _, n, d in lines if k == "field" and d is not None}
+        assert {a for a in type(cls).__dict__ if a.endswith("__DEFAULT")} == with_default, where
+        instance = cls()
+        for k, t, n, default in lines:
+            if k == "field" and default is not None:
+                assert getattr(instance, n) == typed_value(t, default), f"{where}.{n} default"
+
+
+# ----------------------------------------------------------------------------------------
+# simulation_interfaces against the reference release
+
+def reference_entries():
+    if not REFERENCE.is_file():
+        return []
+    return sorted(parse_reference(REFERENCE).items())
+
+
+def test_reference_lists_every_kind():
+    entries = dict(reference_entries())
+    kinds = {kind for kind, _ in entries}
+    assert kinds == {"msg", "srv", "action"}
+    assert len(entries) >= 38
+
+
+def test_vendored_files_are_exactly_the_reference_set():
+    """fallback_interfaces/simulation_interfaces has one file per reference type and no others."""
+    ext = {"msg": "msg", "srv": "srv", "action": "action"}
+    wanted = {f"{kind}/{name}.{ext[kind]}" for kind, name in dict(reference_entries())}
+    folder = REPO / "fallback_interfaces" / "simulation_interfaces"
+    present = {
+        str(p.relative_to(folder)) for p in folder.glob("*/*") if p.suffix in (".msg", ".srv", ".action")
+    }
+    assert present == wanted
+
+
+@pytest.mark.parametrize(
+    "kind,name,parts",
+    [pytest.param(k, n, p, id=f"{k}/{n}") for (k, n), p in reference_entries()],
+)
+def test_simulation_interfaces_match_reference(kind, name, parts):
+    check_against("simulation_interfaces", kind, name, parts)
+
+
+def test_result_codes_used_by_the_project():
+    """The Result values DESIGN.md relies on, independent of the reference file."""
+    from simulation_interfaces.msg import Result
+
+    assert (Result.RESULT_FEATURE_UNSUPPORTED, Result.RESULT_OK, Result.RESULT_NOT_FOUND,
+            Result.RESULT_INCORRECT_STATE, Result.RESULT_OPERATION_FAILED) == (0, 1, 2, 3, 4)
+
+
+# ----------------------------------------------------------------------------------------
+# ackermann_msgs and sim_fidelity_interfaces against their definitions
+
+OWN = {
+    ("ackermann_msgs", "msg", "AckermannDrive"): """
+        float32 steering_angle
+        float32 steering_angle_velocity
+        float32 speed
+        float32 acceleration
+        float32 jerk""",
+    ("ackermann_msgs", "msg", "AckermannDriveStamped"): """
+        std_msgs/Header header
+        AckermannDrive drive""",
+    ("sim_fidelity_interfaces", "srv", "SetLever"): """
+        uint8 LEVER_DYNAMICS=0
+        uint8 LEVER_COLLISION=1
+        uint8 LEVER_GRAVITY=2
+        uint8 LEVER_ACTUATION=3
+        uint8 LEVER_SENSOR=4
+        uint8 LEVER_SCRIPT=5
+        string[] entities
+        uint8 lever
+        bool enabled
+        ---
+        simulation_interfaces/Result result
+        string[] failed_entities""",
+    ("sim_fidelity_interfaces", "srv", "GetLevers"): """
+        string[] entities
+        uint8 lever
+        ---
+        simulation_interfaces/Result result
+        uint8[] supported_levers
+        bool[] enabled""",
+    ("sim_fidelity_interfaces", "msg", "Performance"): """
+        builtin_interfaces/Time stamp
+        float64 sim_time
+        uint64 steps
+        float64 real_time_factor
+        float64 step_time_ms
+        float64 window_s""",
+    ("sim_fidelity_interfaces", "srv", "SetFidelity"): """
+        uint8 LEVEL_LOW=0
+        uint8 LEVEL_MEDIUM=1
+        uint8 LEVEL_HIGH=2
+        uint8 MODE_HOLD=0
+        uint8 MODE_RELEASE=1
+        string[] trees
+        uint8 level
+        uint8 mode
+        ---
+        bool success
+        string message
+        string[] trees""",
+    ("sim_fidelity_interfaces", "srv", "GetFidelity"): """
+        string[] trees
+        ---
+        bool success
+        string message
+        string[] trees
+        uint8[] levels
+        bool[] held""",
+    ("sim_fidelity_interfaces", "msg", "FidelitySummary"): """
+        builtin_interfaces/Time stamp
+        uint32 high
+        uint32 medium
+        uint32 low
+        uint32 changed
+        float64 manager_time_ms
+        float64 sim_time""",
+    ("sim_fidelity_interfaces", "msg", "KernelFired"): """
+        builtin_interfaces/Time stamp
+        float64 sim_time
+        int32 kernel
+        float64 activation
+        float64[] state_before
+        float64[] state_after""",
+}
+
+
+@pytest.mark.parametrize("pkg,kind,name", [pytest.param(*k, id="/".join(k)) for k in OWN])
+def test_own_interfaces(pkg, kind, name):
+    check_against(pkg, kind, name, parse_definition(OWN[(pkg, kind, name)]))
+
+
+def test_parser_rejects_garbage():
+    """The checker itself must not silently accept a line it does not understand."""
+    with pytest.raises(ValueError):
+        parse_line("this is not a field")
+
+
+# ----------------------------------------------------------------------------------------
+# Round trips through rclpy serialization (compiled C type support)
+
+def roundtrip(msg):
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    data = serialize_message(msg)
+    assert isinstance(data, bytes) and len(data) > 4
+    back = deserialize_message(data, type(msg))
+    assert back == msg
+    return back
+
+
+def test_roundtrip_entities_states():
+    from geometry_msgs.msg import Point, Pose, Quaternion
+    from simulation_interfaces.msg import EntityState, Result
+    from simulation_interfaces.srv import GetEntitiesStates
+
+    states = []
+    for i in range(3):
+        s = EntityState()
+        s.header.frame_id = "world"
+        s.header.stamp.sec = 7
+        s.pose = Pose(position=Point(x=float(i), y=-1.5, z=0.25), orientation=Quaternion(w=1.0))
+        s.twist.angular.z = 0.5 * i
+        states.append(s)
+    resp = GetEntitiesStates.Response(
+        result=Result(result=Result.RESULT_OK, error_message=""),
+        entities=["box_0", "box_1", "robot"], states=states)
+    back = roundtrip(resp)
+    assert back.states[2].pose.position.x == 2.0
+    assert back.entities[-1] == "robot"
+
+
+def test_roundtrip_spawn_and_step():
+    from simulation_interfaces.action import SimulateSteps
+    from simulation_interfaces.srv import SpawnEntity, StepSimulation
+
+    req = SpawnEntity.Request(name="crate", allow_renaming=True, uri="model://crate",
+                              entity_namespace="/crate")
+    req.initial_pose.pose.position.z = 1.0
+    roundtrip(req)
+    assert roundtrip(StepSimulation.Request()).steps == 1
+    roundtrip(SimulateSteps.Feedback(completed_steps=3, remaining_steps=7))
+
+
+def test_roundtrip_own_types():
+    from ackermann_msgs.msg import AckermannDriveStamped
+    from sim_fidelity_interfaces.msg import KernelFired
+    from sim_fidelity_interfaces.srv import GetLevers, SetLever
+
+    cmd = AckermannDriveStamped()
+    cmd.header.frame_id = "base_link"
+    cmd.drive.speed = 1.5
+    cmd.drive.steering_angle = -0.25
+    assert roundtrip(cmd).drive.speed == pytest.approx(1.5)
+
+    roundtrip(SetLever.Request(entities=["wall_*", "box_3"], lever=SetLever.Request.LEVER_GRAVITY,
+                               enabled=False))
+    resp = GetLevers.Response(supported_levers=[0, 1, 2], enabled=[True, False])
+    resp.result.result = 1
+    back = roundtrip(resp)
+    assert list(back.supported_levers) == [0, 1, 2] and list(back.enabled) == [True, False]
+
+    fired = KernelFired(sim_time=12.5, kernel=4, activation=0.8,
+                        state_before=[0.0, 1.0, 2.0], state_after=[0.1, 1.1, 2.1])
+    back = roundtrip(fired)
+    assert list(back.state_after) == pytest.approx([0.1, 1.1, 2.1])

@@ -1,0 +1,76 @@
+"""kernel_manager in its own process against sim_server in another, over real DDS (loopback):
+the state comes from the odometry and terrain topics sim_server publishes and the command the
+test publishes; an active kernel moves the robot, overrides the terrain flag for one tick and
+is reported on ~/fired."""
+import signal
+
+import numpy as np
+import pytest
+from ros_processes import next_domain, start_node, stop, wait_for
+from test_sensor_values import Listener
+
+from sim_fidelity.reality_gap import Kernel, load_spec, save_kernels
+from sim_fidelity.oned.example import SPEC
+from sim_fidelity.world_generators.one_d_track import ROBOT, TERRAIN_TOPIC, track_world
+
+pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
+
+
+def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
+    from geometry_msgs.msg import Twist
+    from sim_fidelity_interfaces.msg import KernelFired
+    from std_msgs.msg import Bool
+
+    from sim_fidelity.simulator.ros.client import RosSimulator
+
+    world = tmp_path / "track.sdf"
+    world.write_text(track_world([(7.0, 8.0)]))  # the flag computes 1 only in [7, 8]
+    spec = load_spec(SPEC)
+    forward = int(spec.discretise(np.array([1.0])))
+    kernel = Kernel(centre=np.array([2.0, 0.0]), sigma=0.1, divergence=(0.5, 0.5), support=1,
+                    fits={forward: np.array([[0.0, 0.0, 5.0], [0.0, 0.0, 1.0]])},  # -> [5, 1]
+                    samples={forward: 2})
+    kernels = save_kernels(tmp_path / "kernels.yaml", spec, [kernel], {})
+
+    domain = next_domain()
+    server = start_node("sim_fidelity.simulator.ros.server",
+                        {"world": world, "odometry": f"[{ROBOT}]", "publish_rate": 20.0}, domain,
+                        tmp_path / "sim_server.log")
+    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    listener = Listener(domain, {"/kernel_manager/fired": KernelFired, TERRAIN_TOPIC: Bool})
+    manager = None
+    try:
+        sim.wait_for_server(30.0)
+        sim.set_states([ROBOT], np.array([[2.0, 0, 0, 0, 0, 0, 1.0]]))
+        cmd = listener.node.create_publisher(Twist, spec.action[0].topic, 10)
+        command = Twist()
+        command.linear.x = 1.0  # the kernel has a fit for this command only
+        listener.node.create_timer(0.05, lambda: cmd.publish(command))
+        manager = start_node("sim_fidelity.reality_gap.node", {"kernels": kernels, "rate": 5.0},
+                             domain, tmp_path / "kernel_manager.log")
+        fired = listener.received["/kernel_manager/fired"]
+        assert wait_for(lambda: fired, 30.0), (tmp_path / "kernel_manager.log").read_text()
+        msg = fired[0]
+        assert msg.kernel == 0 and msg.activation == pytest.approx(1.0, abs=1e-6)
+        assert np.allclose(msg.state_before, [2.0, 0.0], atol=1e-6)
+        assert np.allclose(msg.state_after, [5.0, 1.0])
+        assert msg.sim_time > 0
+        assert sim.get_states([ROBOT])[0][0, 0] == pytest.approx(5.0, abs=1e-6)
+        # the flag was overridden to 1 (x = 5 computes 0), then released at the next tick
+        terrain = listener.received[TERRAIN_TOPIC]
+        assert wait_for(lambda: any(m.data for m in terrain), 5.0)
+        first_true = next(i for i, m in enumerate(terrain) if m.data)
+        assert wait_for(lambda: any(not m.data for m in terrain[first_true:]), 5.0)
+        listener.latest.pop(TERRAIN_TOPIC, None)
+        assert wait_for(lambda: TERRAIN_TOPIC in listener.latest, 5.0)
+        assert listener.latest[TERRAIN_TOPIC].data is False
+        assert len(fired) == 1  # at x = 5 no kernel is active
+        assert stop(manager, signal.SIGINT) == 0
+        manager = None
+        assert server.poll() is None
+    finally:
+        if manager is not None:
+            stop(manager)
+        listener.close()
+        sim.close()
+        stop(server)
