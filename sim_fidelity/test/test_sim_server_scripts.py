@@ -41,10 +41,10 @@ def test_scripts_are_registered_and_built_for_every_engine(world_file):
     engine = MujocoEngine.from_file(world_file)
     scripts = list(engine.scripts)
     assert [type(s) for s in scripts] == [Suction, Conveyor]  # the conveyor sees this step's grips
-    assert engine.step_hooks == [engine.scripts]
+    assert list(engine.hooks) == [engine.scripts]
     assert len(scripts[0]) == 45 and scripts[1].packets == ["packet_0000"]
     plain = MujocoEngine.from_string(world_sdf("plain", PEDESTAL + PACKET, robot=False))
-    assert len(plain.scripts) == 0 and plain.step_hooks == []
+    assert len(plain.scripts) == 0 and not plain.hooks
 
 
 def _reach(sim, robot: Unloader) -> None:
@@ -85,7 +85,7 @@ def test_a_grip_survives_spawn_and_delete_and_reset_starts_over(world_file):
     assert not robot.suction.on and robot.held_packets().size == 0 and robot.unloaded == 0
     assert not sim.data.eq_active.any()
     sim.delete("unloader")
-    assert len(sim.scripts) == 0 and sim.step_hooks == []
+    assert len(sim.scripts) == 0 and not sim.hooks
     sim.step(10)
 
 

@@ -50,7 +50,7 @@ class Track:
         # the x intervals where the terrain flag computes 1 (each region spans the rail's y, z)
         self._mud = [(float(lo[0]), float(hi[0])) for lo, hi in zip(terrain.lo, terrain.hi)]
         self.command = 0.0
-        self.engine.step_hooks.append(self._drive)
+        self.engine.hooks.add(self._drive)
 
     def _position(self) -> np.ndarray:
         return self.engine.data.qpos[self._q:self._q + 3][None]

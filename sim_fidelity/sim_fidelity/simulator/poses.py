@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InvalidPoseError
+
 IDENTITY = np.array([0.0, 0, 0, 0, 0, 0, 1])
 
 
@@ -87,11 +89,11 @@ def quat_to_rpy(q: np.ndarray) -> np.ndarray:
 
 
 def normalized_or_raise(q: np.ndarray, tol: float = 1e-3) -> np.ndarray:
-    """Normalise xyzw quaternions; raise ValueError where not finite or far from unit length."""
+    """Normalise xyzw quaternions; raise InvalidPoseError where not finite or far from unit length."""
     q = np.asarray(q, float)
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     if not np.all(np.isfinite(q)) or np.any(np.abs(n - 1.0) > tol):
-        raise ValueError("quaternion is not finite or not of unit length")
+        raise InvalidPoseError("quaternion is not finite or not of unit length")
     return q / n
 
 

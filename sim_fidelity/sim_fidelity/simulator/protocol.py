@@ -88,6 +88,11 @@ class Simulator(Protocol):
     def entity_info(self, name: str) -> EntityInfo:
         """What the entity is. Raises UnknownEntityError."""
 
+    def bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners ``(n, 3)`` of the box around each model's or link's collision
+        geometry, in the entity's own frame; NaN rows where it has none. Raises
+        UnknownEntityError, and InvalidOperationError for other kinds of entity."""
+
     # --- state -----------------------------------------------------------------------------
     def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """World poses ``(n, 7)`` and twists ``(n, 6)`` of models or links, in one call."""

@@ -23,23 +23,31 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import mujoco
 import numpy as np
 
+from .errors import UnknownEntityError
+from .hooks import StepHooks
 from .sdf.records import LoadedWorld
-
-if TYPE_CHECKING:
-    from .engine import MujocoEngine
 
 ENTRY_POINT_GROUP = "sim_fidelity.scripts"
 
 
+class ScriptHost(Protocol):
+    """What scripts see of the engine that runs them (the engine imports this module, not the
+    other way round)."""
+
+    world: LoadedWorld
+    model: mujoco.MjModel
+    hooks: StepHooks
+
+
 class Script(Protocol):
-    def __call__(self, engine: MujocoEngine) -> None: ...
-    def recompiled(self, engine: MujocoEngine, body_map: np.ndarray) -> None: ...
-    def reset(self, engine: MujocoEngine) -> None: ...
+    def __call__(self, engine: ScriptHost) -> None: ...
+    def recompiled(self, engine: ScriptHost, body_map: np.ndarray) -> None: ...
+    def reset(self, engine: ScriptHost) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,7 @@ class Subscription:
 
     topic: str
     type: str  # ROS type name, e.g. "std_msgs/msg/Bool"
-    callback: Callable[[MujocoEngine, Any], None]
+    callback: Callable[[ScriptHost, Any], None]
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ class Publication:
 
     topic: str
     type: str
-    fields: Callable[[MujocoEngine], dict]
+    fields: Callable[[ScriptHost], dict]
 
 
 @functools.cache
@@ -95,8 +103,8 @@ class Scripts:
         try:
             return self._instances[(model, filename)]
         except KeyError:
-            raise KeyError(f"model '{model}' runs no '{filename}' script (scripts: "
-                           f"{sorted(self._instances) or 'none'})") from None
+            raise UnknownEntityError(f"{model}::{filename}", "no such script; scripts: "
+                                     f"{sorted(self._instances) or 'none'}") from None
 
     def prepare(self, world: LoadedWorld, plugins: Iterable[str]) -> None:
         """Group the registered plugins among ``plugins`` and let their classes edit the spec."""
@@ -111,30 +119,30 @@ class Scripts:
                 cls.prepare(world, names)
             self._pending[key] = (cls, names)
 
-    def attach(self, engine: MujocoEngine) -> None:
+    def attach(self, engine: ScriptHost) -> None:
         """Instantiate the prepared scripts on the compiled engine and hook them to its steps."""
         for key, (cls, names) in self._pending.items():
             self._instances[key] = cls(engine, key[0], names)
         self._pending.clear()
         self._order()
         self._keep_awake(engine)
-        if self._instances and self not in engine.step_hooks:
-            engine.step_hooks.append(self)
+        if self._instances:
+            engine.hooks.add(self)
 
-    def recompiled(self, engine: MujocoEngine, body_map: np.ndarray) -> None:
+    def recompiled(self, engine: ScriptHost, body_map: np.ndarray) -> None:
         for key in [k for k in self._instances if k[0] and k[0] not in engine.world.models]:
             del self._instances[key]
         for script in self._instances.values():
             script.recompiled(engine, body_map)
         self._keep_awake(engine)
-        if not self._instances and self in engine.step_hooks:
-            engine.step_hooks.remove(self)
+        if not self._instances:
+            engine.hooks.remove(self)
 
-    def reset(self, engine: MujocoEngine) -> None:
+    def reset(self, engine: ScriptHost) -> None:
         for script in self._instances.values():
             script.reset(engine)
 
-    def __call__(self, engine: MujocoEngine) -> None:
+    def __call__(self, engine: ScriptHost) -> None:
         for script in self._instances.values():
             script(engine)
 
@@ -142,7 +150,7 @@ class Scripts:
         keys = sorted(self._instances, key=lambda k: getattr(self._instances[k], "step_order", 0))
         self._instances = {k: self._instances[k] for k in keys}
 
-    def _keep_awake(self, engine: MujocoEngine) -> None:
+    def _keep_awake(self, engine: ScriptHost) -> None:
         m, models = engine.model, {k[0] for k in self._instances if k[0]}
         bodies = [m.body(n).id for n, r in engine.world.links.items()
                   if top_model(r.model) in models]

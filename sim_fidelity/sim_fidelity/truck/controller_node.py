@@ -51,7 +51,7 @@ class RosUnloader:
                               if re.fullmatch(packet_pattern, e))
         if not self.packets:
             raise LookupError(f"no model matches the packet pattern '{packet_pattern}'")
-        lo, hi = sim.box_bounds(self.packets)
+        lo, hi = sim.bounds(self.packets)
         self.packet_half = (hi - lo) / 2
         self._row = {p: i for i, p in enumerate(self.packets)}
         self._lock = threading.Lock()

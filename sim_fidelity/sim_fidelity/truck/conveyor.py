@@ -91,9 +91,9 @@ class Conveyor:
         row_of_body = np.full(m.nbody, -1, int)
         row_of_body[self.packet_body[live]] = np.flatnonzero(live)
         self.packet_of_geom = row_of_body[m.geom_bodyid]
-        self.packet_of_geom[~engine.collision_geom] = -1  # visuals
+        self.packet_of_geom[~engine.index.collision_geom] = -1  # visuals
         self.packet_half_height = np.array(
-            [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & engine.collision_geom)[0], 2]
+            [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & engine.index.collision_geom)[0], 2]
              if ok else 0.0 for b, ok in zip(self.packet_body, live)])
         self._speed = np.array([b.speed for b in self.belts])
         self._dir_local = np.array([b.direction for b in self.belts])

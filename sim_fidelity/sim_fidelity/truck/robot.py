@@ -42,7 +42,7 @@ class Unloader:
         row = {p: i for i, p in enumerate(self.conveyor.packets)}
         self._rows = np.array([row[p] for p in self.packets], int)  # packets -> conveyor rows
         self.packet_half = np.array(
-            [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & engine.collision_geom)[0]]
+            [m.geom_size[np.flatnonzero((m.geom_bodyid == b) & engine.index.collision_geom)[0]]
              for b in self.conveyor.packet_body[self._rows]]).reshape(-1, 3)
 
     def command(self, targets: dict[str, float]) -> None:

@@ -83,7 +83,7 @@ class Suction:
         """Model indices of cups, welds, plates and grippable bodies (after every compile)."""
         m, w = engine.model, engine.world
         self.cup_body = np.array([m.body(w.plugins[p].parent).id for p in self.plugins], int)
-        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & engine.collision_geom)[0]
+        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & engine.index.collision_geom)[0]
                                   for b in self.cup_body], int)
         m.geom_group[self.cup_geom] = RAY_GROUP
         self.eq = np.array([m.equality(p + WELD_SUFFIX).id for p in self.plugins], int)
@@ -226,7 +226,7 @@ class Suction:
         m, d = engine.model, engine.data
         clear = np.ones(loose.size, bool)
         for k, body in enumerate(loose):
-            geoms = np.flatnonzero((m.geom_bodyid == body) & engine.collision_geom)
+            geoms = np.flatnonzero((m.geom_bodyid == body) & engine.index.collision_geom)
             for g in geoms:
                 reach = m.geom_rbound[g] + m.geom_rbound[self.cup_geom] + CLEARANCE
                 near = self.cup_geom[np.linalg.norm(d.geom_xpos[self.cup_geom] - d.geom_xpos[g],

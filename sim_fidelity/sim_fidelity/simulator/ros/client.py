@@ -184,10 +184,12 @@ class RosSimulator:
             raise UnknownEntityError(name, "not listed by the simulator")
         return info
 
-    def box_bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper corners (n, 3) of each entity's collision box in its own frame
-        (``get_entity_bounds``, a few requests in flight at a time: services keep 10)."""
-        lo, hi = np.zeros((len(names), 3)), np.zeros((len(names), 3))
+    def bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners (n, 3) of each entity's collision box in its own frame, NaN
+        rows where it has none (``get_entity_bounds``, a few requests in flight at a time:
+        services keep 10)."""
+        names = list(names)
+        lo, hi = np.full((len(names), 3), np.nan), np.full((len(names), 3), np.nan)
         futures: dict[int, object] = {}
         for i, name in enumerate(names):
             futures[i] = self._send("get_entity_bounds", self.request("get_entity_bounds", entity=name))
@@ -200,6 +202,8 @@ class RosSimulator:
     def _bounds(self, name: str, res) -> tuple[tuple, tuple]:
         """The box corners of one get_entity_bounds answer."""
         self._check(res.result, "get_entity_bounds", name)
+        if res.bounds.type == res.bounds.TYPE_EMPTY:
+            return (np.nan,) * 3, (np.nan,) * 3
         if res.bounds.type != res.bounds.TYPE_BOX:
             raise InvalidOperationError(f"'{name}' has no box bounds (type {res.bounds.type})")
         low, high = res.bounds.points[:2]

@@ -326,8 +326,8 @@ class SimServer:
     def _get_entity_bounds(self, req, res):
         from geometry_msgs.msg import Vector3
         from simulation_interfaces.msg import Bounds
-        box = self.engine.entity_bounds(req.entity)
-        if box is None:
+        box = np.concatenate(self.engine.bounds([req.entity]))
+        if np.isnan(box).any():
             res.bounds.type = Bounds.TYPE_EMPTY
             return
         res.bounds.type = Bounds.TYPE_BOX
