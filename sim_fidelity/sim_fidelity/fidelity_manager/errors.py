@@ -1,8 +1,10 @@
 """Errors of the fidelity manager."""
 from __future__ import annotations
 
+from ..errors import SimFidelityError
 
-class ConfigError(ValueError):
+
+class ConfigError(SimFidelityError):
     """A fidelity configuration that cannot be used; names the file and the key path."""
 
     def __init__(self, file: str, key: str, message: str):

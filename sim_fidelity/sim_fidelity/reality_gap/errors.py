@@ -1,6 +1,8 @@
 """Typed errors of the reality-gap tools; every message names the bag, topic and field at fault."""
 from __future__ import annotations
 
+from ..errors import SimFidelityError
+
 
 def _where(bag: str = "", topic: str = "", field: str = "") -> str:
     parts = [f"bag '{bag}'" if bag else "", f"topic '{topic}'" if topic else "",
@@ -8,7 +10,7 @@ def _where(bag: str = "", topic: str = "", field: str = "") -> str:
     return ", ".join(p for p in parts if p)
 
 
-class RealityGapError(ValueError):
+class RealityGapError(SimFidelityError):
     """Base class of the reality-gap errors."""
 
     def __init__(self, message: str, bag: str = "", topic: str = "", field: str = ""):

@@ -1,8 +1,10 @@
 """Typed errors of the Simulator protocol; every message names what failed and where."""
 from __future__ import annotations
 
+from ..errors import SimFidelityError
 
-class SimulatorError(RuntimeError):
+
+class SimulatorError(SimFidelityError):
     """Base class of every error a Simulator raises."""
 
 
