@@ -4,8 +4,8 @@
 #   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, colcon, MuJoCo and friends,
 #   3. a colcon build of this repository's ROS packages with the venv as install prefix:
 #      fallback_interfaces/{simulation_interfaces,ackermann_msgs} only where Python cannot already
-#      import the real ones (a ROS 2 install has them), then sim_fidelity_interfaces and
-#      sim_fidelity (--symlink-install: edits to the Python sources need no rebuild),
+#      import the real ones (a ROS 2 install has them), then sim_fidelity_interfaces, then
+#      sim_fidelity with --symlink-install (edits to its sources and data need no rebuild),
 #   4. two .pth files, so that the venv's Python needs no sourcing: one puts the symlinked
 #      sim_fidelity on sys.path (what colcon's setup script would do), one adds the venv to
 #      AMENT_PREFIX_PATH (so get_package_share_directory finds share/sim_fidelity),
@@ -21,7 +21,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${SIMFID_VENV:-$ROOT/.venv}"
 LOGS="$ROOT/build/bootstrap"
-BUILD="$ROOT/build/colcon"
 STAMPS="$VENV/.simfid-stamps"
 JOBS="${SIMFID_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 export HOME="${HOME:-/tmp}"
@@ -171,7 +170,7 @@ sim_fidelity_inputs() {
 # Is <package> up to date in the venv (stamp current and the install there)?
 installed() {
   case "$1" in
-    sim_fidelity) [[ -x "$VENV/lib/sim_fidelity/simfid" \
+    sim_fidelity) [[ -x "$VENV/lib/sim_fidelity/simfid" && -d "$VENV/build/sim_fidelity/sim_fidelity" \
                      && -f "$VENV/share/ament_index/resource_index/packages/sim_fidelity" ]] ;;
     *) importable "$1" ;;
   esac
@@ -208,11 +207,10 @@ for pkg in "${PACKAGES[@]}"; do
   stale+=("$pkg")
 done
 
-if ((${#stale[@]})); then
-  paths=()
-  for pkg in "${stale[@]}"; do paths+=("$ROOT/${FOLDER[$pkg]}"); done
-  [[ "${stale[*]}" == sim_fidelity ]] || fix_exports
-  say "colcon: building ${stale[*]} (log: build/bootstrap/colcon.log)"
+# colcon_build <build base> <colcon build options...> -- <package folders...>
+colcon_build() {
+  local base="$1" opts=() t; shift
+  while [[ $1 != -- ]]; do opts+=("$1"); shift; done; shift
   t=$(now)
   (
     # The venv is the underlay: the wheels' cmake configs and ament index are there.
@@ -221,11 +219,34 @@ if ((${#stale[@]})); then
     export MAKEFLAGS="-j$JOBS"
     cd "$ROOT"
     exec colcon --log-base "$LOGS/colcon-log" build --merge-install --install-base "$VENV" \
-      --build-base "$BUILD" --base-paths "${paths[@]}" --symlink-install --executor sequential \
-      --event-handlers console_direct+ \
-      --cmake-args -DPython3_EXECUTABLE="$PYTHON" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release
-  ) >"$LOGS/colcon.log" 2>&1 || { tail -n 40 "$LOGS/colcon.log" >&2; die "colcon build failed (log: $LOGS/colcon.log)"; }
-  say "colcon: built and installed into $VENV ($(since "$t"))"
+      --build-base "$base" --executor sequential --event-handlers console_direct+ "${opts[@]}" \
+      --base-paths "$@"
+  ) >>"$LOGS/colcon.log" 2>&1 || { tail -n 40 "$LOGS/colcon.log" >&2; die "colcon build failed (log: $LOGS/colcon.log)"; }
+  say "colcon: built and installed $(basename -a "$@" | tr '\n' ' ')($(since "$t"))"
+}
+
+if ((${#stale[@]})); then
+  : >"$LOGS/colcon.log"
+  ifaces=() self=()
+  for pkg in "${stale[@]}"; do
+    if [[ $pkg == sim_fidelity ]]; then self+=("$ROOT/${FOLDER[$pkg]}"); else ifaces+=("$ROOT/${FOLDER[$pkg]}"); fi
+  done
+  say "colcon: building ${stale[*]} into $VENV (log: build/bootstrap/colcon.log)"
+  if ((${#ifaces[@]})); then
+    # Installed as copies: the venv keeps working when build/ is removed.
+    fix_exports
+    colcon_build "$ROOT/build/colcon" \
+      --cmake-args -DPython3_EXECUTABLE="$PYTHON" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
+      -- "${ifaces[@]}"
+  fi
+  if ((${#self[@]})); then
+    # Symlinked (colcon's editable install): Python and data edits need no rebuild. Its build
+    # folder, the symlink farm on sys.path, lives in the venv it serves. The previous install
+    # goes first: setup.py would neither replace its links nor drop those of removed files.
+    rm -rf "$VENV/share/sim_fidelity" "$VENV/lib/sim_fidelity" \
+      "$VENV/share/ament_index/resource_index/packages/sim_fidelity"
+    colcon_build "$VENV/build" --symlink-install -- "${self[@]}"
+  fi
   for pkg in "${stale[@]}"; do
     installed "$pkg" || die "$pkg: built, but not found in $VENV"
     stamp_set "$(stamp_name "$pkg")" "${hashes[$pkg]}"
@@ -236,7 +257,7 @@ fi
 # colcon's setup scripts would put the symlinked package on PYTHONPATH and the prefix on
 # AMENT_PREFIX_PATH; these .pth files do the same for every start of the venv's Python.
 # AMENT_PREFIX_PATH is only extended: whatever the user sourced keeps precedence.
-write_if_changed "$SITE/sim_fidelity_develop.pth" "$BUILD/sim_fidelity"
+write_if_changed "$SITE/sim_fidelity_develop.pth" "$VENV/build/sim_fidelity"
 write_if_changed "$SITE/ament_prefix_venv.pth" 'import os, sys; p = os.environ.get("AMENT_PREFIX_PATH", ""); sys.prefix in p.split(os.pathsep) or os.environ.__setitem__("AMENT_PREFIX_PATH", os.pathsep.join(filter(None, (p, sys.prefix))))'
 
 # ---- 5. the simfid command -----------------------------------------------------------------
