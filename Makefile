@@ -1,8 +1,9 @@
-# sim_fidelity developer entry points. Everything runs from the venv that tools/bootstrap.sh makes.
+# sim_fidelity developer entry points. Everything runs from the venv that tools/bootstrap.sh makes
+# (ROS 2 wheels, colcon, and this repository's packages built by colcon into the venv).
 #   make demo       bootstrap, then a short truck-unloading benchmark (scenario B) on the embedded simulator
-#   make test       bootstrap, then pytest on test/ (inside a loopback-only network namespace)
+#   make test       bootstrap, then pytest on sim_fidelity/test (inside a loopback-only network namespace)
 #   make bootstrap  create/refresh .venv (no-op when nothing changed)
-#   make interfaces rebuild the interface packages under interfaces/
+#   make interfaces rebuild the interface packages (sim_fidelity_interfaces/, fallback_interfaces/*)
 #   make clean      remove build output and caches (keeps .venv); make distclean also removes .venv
 # Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1.
 
@@ -52,7 +53,7 @@ demo: bootstrap
 	"$(VENV)/bin/simfid" $(DEMO_ARGS)
 
 clean:
-	rm -rf build log install .pytest_cache *.egg-info
+	rm -rf build log install .pytest_cache sim_fidelity/.pytest_cache sim_fidelity/*.egg-info
 	find . -path ./.venv -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
