@@ -393,7 +393,7 @@ class MujocoEngine:
         return out
 
     def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
-        lever = Lever(lever)
+        lever = Lever.of(lever)
         names = list(names)
         if lever in BODY_LEVERS:
             bodies = self._lever_bodies(names, lever)
@@ -410,7 +410,7 @@ class MujocoEngine:
                 self._actuator_levers.set(self.model, np.array(acts, int), not enabled)
 
     def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
-        lever = Lever(lever)
+        lever = Lever.of(lever)
         names = list(names)
         if lever in BODY_LEVERS:
             self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
@@ -445,7 +445,8 @@ class MujocoEngine:
 
     def features(self) -> Features:
         return Features(levers=frozenset(Lever), spawning=True, deleting=True, stepping=True,
-                        state_setting=True, resetting=True, spawn_formats=("sdf",),
+                        state_setting=True, resetting=True, free_running=False,
+                        spawn_formats=("sdf",),
                         extra={"engine": f"mujoco {mujoco.__version__}", "sleep": self.sleep})
 
     # ------------------------------------------------------------------ control and sensing
@@ -474,6 +475,11 @@ class MujocoEngine:
         if not names:
             return lo, hi
         m, d, index = self.model, self.data, self.index
+        for n in names:
+            kind = index.entity_info(n).kind
+            if kind not in (EntityKind.MODEL, EntityKind.LINK):
+                raise InvalidOperationError(f"'{n}' is a {kind.value}: only models and links have "
+                                            "bounds")
         geoms = [np.array([m.geom(g).id for link in index.links_of(n)
                            for g in self.world.links[link].collisions], int) for n in names]
         frames = self.get_states(names)[0]

@@ -19,6 +19,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from .errors import UnsupportedLeverError
+
 
 class EntityKind(str, enum.Enum):
     MODEL = "model"
@@ -40,6 +42,15 @@ class Lever(enum.IntEnum):
     ACTUATION = 3  # off: the joint's actuators apply no force (the joint is passive)
     SENSOR = 4  # off: the sensor is not computed or published
     SCRIPT = 5  # off: the plugin/script is not called
+
+    @classmethod
+    def of(cls, value: "Lever | int") -> "Lever":
+        """The lever of ``value``; UnsupportedLeverError for a value that names none."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise UnsupportedLeverError(value, why=f"no such lever; levers: "
+                                        f"{', '.join(f'{l.name}={l.value}' for l in cls)}") from None
 
 
 class SimState(enum.IntEnum):
@@ -73,6 +84,8 @@ class Features:
     state_setting: bool = False
     resetting: bool = False
     static_fallback: bool = False  # lowers fidelity by swapping a model for a static copy of itself
+    free_running: bool = True  # PLAYING advances time on its own (a server's clock) and step() is
+    # refused then; False: time moves only by step() (in-process), whatever the state
     spawn_formats: tuple[str, ...] = ("sdf",)
     extra: dict = field(default_factory=dict, compare=False)
 

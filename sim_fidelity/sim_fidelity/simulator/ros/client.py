@@ -356,7 +356,7 @@ class RosSimulator:
         return self._features
 
     def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
-        lever, names = Lever(lever), list(names)
+        lever, names = Lever.of(lever), list(names)
         if not names:
             return
         feats = self.features()
@@ -376,7 +376,7 @@ class RosSimulator:
         self._check(res.result, "set_lever")
 
     def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
-        lever, names = Lever(lever), list(names)
+        lever, names = Lever.of(lever), list(names)
         if self.features().static_fallback:
             key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
             return np.array([not self._lowered.get(n, {}).get(key, False) for n in names])
