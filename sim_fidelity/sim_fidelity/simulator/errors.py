@@ -21,6 +21,14 @@ class InvalidOperationError(SimulatorError):
     """The request is well formed but not possible in the current state or on this entity."""
 
 
+class EntityExistsError(InvalidOperationError):
+    """An entity of that name exists already (a spawn that may not rename)."""
+
+
+class InvalidNameError(InvalidOperationError):
+    """A name that cannot name an entity."""
+
+
 class UnsupportedFeatureError(SimulatorError):
     """The simulator does not offer what was asked (a filter type, a lever, a format)."""
 
@@ -50,3 +58,7 @@ class SdfError(SimulatorError, ValueError):
         where = file + (f":{line}" if line else "")
         what = f" <{element}>" if element else ""
         super().__init__(f"{where}:{what} {message}")
+
+
+class ResourceNotFoundError(SdfError):
+    """A model URI or file that resolves to nothing."""
