@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from sim_fidelity.fidelity_manager import ConfigError, FidelityConfig, FidelityManager, Level
+from sim_fidelity.fidelity_manager.errors import LevelError
 from sim_fidelity.fidelity_manager.levels import parse_level
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.stack_test import stack_sdf
@@ -41,7 +42,7 @@ def test_levels_match_the_service_constants_and_parse():
     assert Level.HIGH > Level.MEDIUM > Level.LOW
     assert parse_level("Medium") is Level.MEDIUM and parse_level(2) is Level.HIGH
     for bad in ("highest", 3, True, None):
-        with pytest.raises(ValueError, match="bad level"):
+        with pytest.raises(LevelError, match="bad level"):
             parse_level(bad)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from sim_fidelity.fidelity_manager import (ConfigError, FidelityManager, Interrupted, Level,
                                            raise_on_signals)
+from sim_fidelity.fidelity_manager.errors import UnknownNameError
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.errors import InvalidOperationError
 from sim_fidelity.simulator.protocol import Features, Lever
@@ -60,7 +61,7 @@ def test_hold_against_the_signaler_and_release(sim):
     report = m.tick()  # released trees take the signalled level at once ...
     assert "box_0_0_0" in report.changed and report.counts["medium"] == 12
     assert m.tick().counts["low"] == 12  # ... and with nothing HIGH left, all go LOW
-    with pytest.raises(KeyError, match="no tree matches"):
+    with pytest.raises(UnknownNameError, match="no tree matches"):
         m.set_fidelity("crate_.*", Level.LOW)
     m.close()
     assert sim.levers_at_originals()

@@ -7,6 +7,7 @@ import pytest
 from sim_fidelity.fidelity_manager import FidelityConfig, Level
 from sim_fidelity.fidelity_manager.signalers import (BUILTIN, ActionSignaler, PacketSignaler,
                                                      Signaler, signaler_class)
+from sim_fidelity.fidelity_manager.errors import UnknownNameError
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.stack_test import stack_sdf
 
@@ -134,7 +135,7 @@ def test_action_signaler_follows_announced_actions(sim):
     assert run(sig, 0, poses, twists, [L, L, L]) == [H, H, L]
     sig.announce("retract")
     assert run(sig, 0, poses, twists, [H, H, L]) == [L, L, L]
-    with pytest.raises(KeyError, match="unknown action 'wave'"):
+    with pytest.raises(UnknownNameError, match="unknown action 'wave'"):
         sig.announce("wave")
     custom = make(sim, {"type": "action", "actions": {"approach": "medium", "pick": "high"},
                         "initial": "high"})
@@ -171,5 +172,5 @@ def test_manual_and_schedule_signalers(sim):
 def test_registry_and_unknown_type():
     assert signaler_class("packet") is PacketSignaler and set(BUILTIN) == {
         "packet", "action", "distance", "manual", "schedule"}
-    with pytest.raises(KeyError, match="unknown signaler type 'nope' \\(known: action, distance"):
+    with pytest.raises(UnknownNameError, match="unknown signaler type 'nope' \\(known: action, distance"):
         signaler_class("nope")

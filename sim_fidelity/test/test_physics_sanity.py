@@ -21,6 +21,7 @@ import pytest
 
 from sim_fidelity.simulator.sdf import load_world, load_world_string
 from sim_fidelity.world_generators import drop_test
+from sim_fidelity.world_generators.errors import WorldGenerationError
 
 REPO = Path(__file__).resolve().parents[1]
 G = 9.8
@@ -210,5 +211,5 @@ def test_drop_test_generator_deterministic_and_non_overlapping():
     assert gap.min() > 0 and np.all(pos[:, 2] - rad > 0) and d.ncon == 0
     masses = np.array([m.body(f"{n}::link").mass[0] for n in spheres])
     assert len(set(rad.round(6))) > 50 and len(set(masses.round(6))) > 50  # random, not constant
-    with pytest.raises(ValueError, match="could not place"):
+    with pytest.raises(WorldGenerationError, match="could not place"):
         drop_test.sample_spheres(50, 0, half_width=0.3, height=(0.5, 0.8), max_tries=2000)

@@ -8,6 +8,7 @@ import pytest
 
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.truck.robot import world_path
+from sim_fidelity.world_generators.errors import WorldGenerationError
 from sim_fidelity.world_generators.truck import (SCENARIOS, TRAILER_HEIGHT, TRAILER_LENGTH, TRAILER_WIDTH,
                                        layout, packet_names)
 
@@ -35,7 +36,7 @@ def test_layout_is_deterministic_per_seed():
 
 
 def test_unknown_scenario_is_named():
-    with pytest.raises(ValueError, match="'D'"):
+    with pytest.raises(WorldGenerationError, match="'D'"):
         layout("D")
 
 

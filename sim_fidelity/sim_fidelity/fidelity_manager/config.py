@@ -34,11 +34,11 @@ from typing import Any
 import yaml
 
 from ..simulator.protocol import EntityKind, Lever, Simulator
-from .errors import ConfigError
+from .errors import ConfigError, ParamError, TreeExpansionError, UnknownNameError
 from .objects import BUILTIN_TYPES, ObjectType
-from .signalers import ADFI_INFLATION, ParamError, Signaler, signaler_class
+from .signalers import ADFI_INFLATION, Signaler, signaler_class
 from .signalers.base import check_params
-from .trees import ObjectSpec, TreeExpansionError, TreeGroupSpec, TreeSet, expand_group
+from .trees import ObjectSpec, TreeGroupSpec, TreeSet, expand_group
 
 TOP_KEYS = {"object_types", "signalers", "trees", "presets", "default_preset"}
 HIFI = "hifi"
@@ -106,8 +106,8 @@ class FidelityConfig:
             kind = v.typed(spec.get("type"), str, f"signalers.{name}.type", "a signaler type name")
             try:
                 classes[name] = signaler_class(kind)
-            except KeyError as e:
-                raise ConfigError(file, f"signalers.{name}.type", e.args[0]) from None
+            except UnknownNameError as e:
+                raise ConfigError(file, f"signalers.{name}.type", str(e)) from None
         trees = v.mapping(data.get("trees"), "trees")
         if not trees:
             raise ConfigError(file, "trees", "at least one tree group is needed")
@@ -165,7 +165,7 @@ class FidelityConfig:
                 raise ConfigError(self.file, f"trees.{spec.group}.{e.key}", str(e)) from None
         try:
             return TreeSet(trees, list(self.object_types.values()))
-        except ValueError as e:
+        except TreeExpansionError as e:
             raise ConfigError(self.file, "trees", str(e)) from None
 
     def build_signalers(self, sim: Simulator, trees: TreeSet,

@@ -5,6 +5,8 @@ import enum
 
 import numpy as np
 
+from .errors import LevelError
+
 
 class Level(enum.IntEnum):
     """Ordered fidelity levels: HIGH > MEDIUM > LOW."""
@@ -18,7 +20,7 @@ LEVEL_DTYPE = np.int8  # dtype of the per-tree level arrays
 
 
 def parse_level(value: object) -> Level:
-    """A Level from a Level, an int (0-2) or a case-insensitive name; ValueError otherwise."""
+    """A Level from a Level, an int (0-2) or a case-insensitive name; LevelError otherwise."""
     if isinstance(value, Level):
         return value
     if isinstance(value, str):
@@ -32,4 +34,4 @@ def parse_level(value: object) -> Level:
         except ValueError:
             pass
     names = ", ".join(level.name.lower() for level in Level)
-    raise ValueError(f"bad level {value!r}: expected one of {names} (or 0-2)")
+    raise LevelError(f"bad level {value!r}: expected one of {names} (or 0-2)")

@@ -19,7 +19,7 @@ import numpy as np
 from ..simulator.errors import InvalidOperationError
 from ..simulator.protocol import Simulator
 from .config import FidelityConfig
-from .errors import ConfigError
+from .errors import ConfigError, UnknownNameError
 from .helpers import HelperBank
 from .levels import LEVEL_DTYPE, Level, parse_level
 
@@ -140,7 +140,7 @@ class FidelityManager:
     def _select(self, patterns: str | Iterable[str]) -> np.ndarray:
         idx = self.trees.select(patterns)
         if idx.size == 0:
-            raise KeyError(f"no tree matches {patterns!r}")
+            raise UnknownNameError(f"no tree matches {patterns!r}")
         return idx
 
     # --- the end -----------------------------------------------------------------------------------

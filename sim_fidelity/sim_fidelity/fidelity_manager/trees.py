@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .errors import TreeExpansionError
 from .objects import ObjectType
 
 
@@ -48,14 +49,6 @@ class Tree:
     signaler: str
     anchor: str  # a model or link; "" when the tree has no shape and no configured anchor
     objects: tuple[tuple[str, str], ...]  # (entity, object type name)
-
-
-class TreeExpansionError(ValueError):
-    """A tree group that does not expand; ``key`` is relative to the group (e.g. ``objects[1]``)."""
-
-    def __init__(self, key: str, message: str):
-        self.key = key
-        super().__init__(message)
 
 
 def expand_group(spec: TreeGroupSpec, entities_of: dict[str, list[str]]) -> list[Tree]:
@@ -94,7 +87,7 @@ class TreeSet:
         names = [t.name for t in trees]
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"duplicate tree names: {', '.join(dup[:5])}")
+            raise TreeExpansionError("", f"duplicate tree names: {', '.join(dup[:5])}")
         self.trees = list(trees)
         self.types = list(types)
         self.index = {t.name: i for i, t in enumerate(self.trees)}

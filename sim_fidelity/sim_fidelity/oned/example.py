@@ -34,6 +34,7 @@ from ..reality_gap.bags import read_histories
 from ..reality_gap.kernel_file import save_kernels
 from ..reality_gap.kernel_set import KernelRunner, KernelSet
 from ..reality_gap.kernels import Summary, generate
+from .errors import OnedError
 from .track import Policy, Track, run_mission, spring_policy, starts
 from ..data import data_dir
 from ..reality_gap.record import write_run
@@ -89,7 +90,7 @@ def run_example(missions: int, seed: int = 0, episodes: int | None = None,
     """All five phases; bags and the kernels file go to ``workdir`` (a temporary one if None).
     ``episodes``: SARSA training missions (default: ``missions``, at least 500)."""
     if missions < 1:
-        raise ValueError("missions must be >= 1")
+        raise OnedError(f"1-D example: missions must be >= 1, got {missions}")
     with tempfile.TemporaryDirectory(prefix="simfid_oned_") as tmp:
         return _run(missions, seed, episodes or max(missions, 500),
                     Path(workdir) if workdir else Path(tmp), progress)

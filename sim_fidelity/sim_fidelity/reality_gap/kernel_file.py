@@ -94,10 +94,12 @@ def load_kernels(path: str | Path) -> KernelFile:
                 kernel.fits[action] = np.asarray(fit["coefficients"], float)
                 kernel.samples[action] = int(fit["samples"])
                 if kernel.fits[action].shape != (d, d + 1) or not 0 <= action < spec.n_actions:
-                    raise ValueError(f"fit for action {action} has shape "
-                                     f"{kernel.fits[action].shape}, expected {(d, d + 1)}")
+                    raise SpecError(f"{where}: kernel {len(kernels)} is malformed: fit for action "
+                                    f"{action} has shape {kernel.fits[action].shape}, expected "
+                                    f"{(d, d + 1)}")
             if kernel.centre.shape != (d,):
-                raise ValueError(f"centre has {kernel.centre.shape} components, expected {d}")
+                raise SpecError(f"{where}: kernel {len(kernels)} is malformed: centre has "
+                                f"{kernel.centre.shape} components, expected {d}")
             kernels.append(kernel)
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"{where}: kernel {len(kernels)} is malformed: {exc}") from exc

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..simulator.poses import quat_to_rpy, rpy_to_quat
 from ..simulator.protocol import Simulator
+from .errors import RealityGapError
 from .kernel_file import load_kernels
 from .kernels import Kernel
 from .spec import POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
@@ -81,8 +82,8 @@ class KernelRunner:
         self._value_index = np.array([t.index for t in values], dtype=int)
         self.sensors = sensors if sensors is not None or not values else simulator
         if values and not hasattr(self.sensors, "set_sensor_values"):
-            raise TypeError(f"the spec sets sensor values {self.sensor_names}: give a sensors= "
-                            "table (the simulator has no set_sensor_values)")
+            raise RealityGapError(f"the spec sets sensor values {self.sensor_names}: give a "
+                                  "sensors= table (the simulator has no set_sensor_values)")
         self._overriding = False
         targets = [t for t in kernels.spec.apply if t.component != SENSOR_VALUE]
         self.entities = list(dict.fromkeys(t.entity for t in targets))

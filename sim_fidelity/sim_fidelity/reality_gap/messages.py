@@ -12,6 +12,8 @@ import numpy as np
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 from rosbags.typesys.store import Typestore
 
+from .errors import SpecError
+
 ACKERMANN_DRIVE = """\
 float32 steering_angle
 float32 steering_angle_velocity
@@ -45,25 +47,25 @@ def typestore() -> Typestore:
 def field_type(msgtype: str, path: str) -> str:
     """Type of the dotted field ``path`` in ``msgtype``: a base type name or a message type.
 
-    Raises KeyError naming the first path element that does not exist.
+    Raises SpecError naming the first path element that does not exist.
     """
     store = typestore()
     if msgtype not in store.fielddefs:
-        raise KeyError(f"unknown message type '{msgtype}'")
+        raise SpecError(f"unknown message type '{msgtype}'")
     current = msgtype
     for part in path.split("."):
         if current not in store.fielddefs:
-            raise KeyError(f"'{part}' follows the non-message field of type '{current}'")
+            raise SpecError(f"'{part}' follows the non-message field of type '{current}'")
         fields = dict(store.fielddefs[current][1])
         if part not in fields:
-            raise KeyError(f"'{current}' has no field '{part}'")
+            raise SpecError(f"'{current}' has no field '{part}'")
         node, spec = fields[part]
         if node == _NODE_NAME:
             current = spec
         elif node == _NODE_BASE:
             current = spec[0]
         else:
-            raise KeyError(f"'{part}' of '{current}' is an array; arrays are not supported")
+            raise SpecError(f"'{part}' of '{current}' is an array; arrays are not supported")
     return current
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 
 from ..simulator.poses import rpy_to_quat
+from .errors import RealityGapError
 from .messages import default_message, typestore
 from .spec import Source, Spec
 
@@ -31,8 +32,9 @@ def write_run(path: str | Path, spec: Spec, times: np.ndarray, states: np.ndarra
     actions = np.atleast_2d(np.asarray(actions, dtype=float))
     n = len(times)
     if states.shape != (n, len(spec.state)) or actions.shape != (n, len(spec.action)):
-        raise ValueError(f"expected states ({n}, {len(spec.state)}) and actions "
-                         f"({n}, {len(spec.action)}), got {states.shape} and {actions.shape}")
+        raise RealityGapError(f"expected states ({n}, {len(spec.state)}) and actions "
+                              f"({n}, {len(spec.action)}), got {states.shape} and "
+                              f"{actions.shape}", bag=str(path))
     stamps = np.round(times * 1e9).astype(np.int64)
     columns: list[tuple[Source, np.ndarray]] = [
         *zip(spec.state, states.T), *zip(spec.action, actions.T)]

@@ -158,8 +158,8 @@ def _source(where: str, entry: Any, label: str, allow_convert: bool = True) -> S
     topic, msgtype, path = str(entry["topic"]), str(entry["type"]), str(entry["field"])
     try:
         leaf = field_type(msgtype, path)
-    except KeyError as exc:
-        raise _fail(where, f"{label}: {exc.args[0]}", topic=topic, field=path) from None
+    except SpecError as exc:
+        raise _fail(where, f"{label}: {exc}", topic=topic, field=path) from None
     convert = entry.get("convert")
     if convert is not None:
         if not allow_convert or convert not in CONVERSIONS:

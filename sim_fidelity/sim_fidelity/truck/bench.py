@@ -26,6 +26,7 @@ import numpy as np
 
 from ..fidelity_manager import FidelityManager
 from .controller import CONTROL_PERIOD, UnloadingController
+from .errors import TruckError
 from ..data import data_dir
 from .robot import load_truck
 
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown:
-        raise ValueError(f"unknown mode(s) {', '.join(unknown)} "
+        raise TruckError(f"--modes: unknown mode(s) {', '.join(unknown)} "
                          f"(known: {', '.join(MODES)})")
     seeds = list(range(args.repeats))
     runs = []

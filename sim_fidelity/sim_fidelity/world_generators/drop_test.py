@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import data_dir
+from .errors import WorldGenerationError
 
 DEFAULT_OUTPUT = data_dir("worlds") / "drop_test.sdf"
 
@@ -24,7 +25,7 @@ def sample_spheres(n: int, seed: int, radius=(0.05, 0.15), mass=(0.1, 2.0),
                    max_tries: int = 100000) -> list[tuple[float, float, float, float, float]]:
     """``n`` tuples ``(x, y, z, radius, mass)``, rounded to 1e-6, pairwise apart by ``gap``."""
     if n < 0:
-        raise ValueError("n must be >= 0")
+        raise WorldGenerationError(f"drop test: n must be >= 0, got {n}")
     rng = np.random.default_rng(seed)
     out: list[tuple[float, float, float, float, float]] = []
     centres = np.zeros((0, 3))
@@ -33,8 +34,9 @@ def sample_spheres(n: int, seed: int, radius=(0.05, 0.15), mass=(0.1, 2.0),
     while len(out) < n:
         tries += 1
         if tries > max_tries:
-            raise ValueError(f"could not place {n} spheres without overlap in the given volume "
-                             f"(placed {len(out)}); enlarge half_width or height")
+            raise WorldGenerationError(f"drop test: could not place {n} spheres without overlap "
+                                       f"in the given volume (placed {len(out)}); enlarge "
+                                       "half_width or height")
         r = round(float(rng.uniform(*radius)), 6)
         m = round(float(rng.uniform(*mass)), 6)
         lo = np.array([-half_width + r, -half_width + r, height[0] + r])

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data import data_dir
+from .errors import WorldGenerationError
 from .sdf_text import box_model
 
 ROBOT = "robot"
@@ -42,7 +43,7 @@ def random_regions(n: int, rng: np.random.Generator, width=(0.5, 1.0),
         if all(a + w < lo or a > hi for lo, hi in regions):
             regions.append((round(a, 3), round(a + w, 3)))
     if len(regions) < n:
-        raise ValueError(f"cannot place {n} regions of width {width} in {span}")
+        raise WorldGenerationError(f"1-D track: cannot place {n} regions of width {width} in {span}")
     return sorted(regions)
 
 

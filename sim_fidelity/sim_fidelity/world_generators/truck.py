@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..simulator.poses import quat_to_rpy
+from .errors import WorldGenerationError
 
 TRAILER_LENGTH = 15.9  # m, interior of a 53 ft trailer
 TRAILER_WIDTH = 2.46  # m
@@ -111,7 +112,8 @@ def _walls(rng: np.random.Generator, sec: Section) -> list[tuple[np.ndarray, np.
     while len(out) < sec.count:
         depth = float(rng.choice(DEPTHS))
         if x + depth > TRAILER_LENGTH - 0.01:
-            raise ValueError(f"{sec.count} packets do not fit in the trailer from x = {sec.x0} m")
+            raise WorldGenerationError(f"truck world: {sec.count} packets do not fit in the trailer "
+                                       f"from x = {sec.x0} m")
         top = rng.uniform(*sec.fill_height)
         z = 0.0
         while len(out) < sec.count:
@@ -161,7 +163,8 @@ def layout(scenario: str, seed: int = 0) -> Layout:
     try:
         sections = SCENARIOS[scenario]
     except KeyError:
-        raise ValueError(f"unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})") from None
+        raise WorldGenerationError(f"truck world: unknown scenario {scenario!r} "
+                                   f"(known: {', '.join(SCENARIOS)})") from None
     return layout_sections(sections, np.random.default_rng([seed, ord(scenario)]))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from .action import ActionSignaler
-from .base import Param, ParamError, Signaler
+from ..errors import UnknownNameError
+from .base import Param, Signaler
 from .distance import DistanceSignaler
 from .manual import ManualSignaler
 from .packet import ADFI_INFLATION, PacketSignaler
@@ -22,20 +23,20 @@ BUILTIN: dict[str, type[Signaler]] = {
 
 
 def signaler_class(name: str) -> type[Signaler]:
-    """The signaler class registered under ``name``: a built-in, else an entry point. KeyError if none."""
+    """The signaler class registered under ``name``: a built-in, else an entry point; UnknownNameError if none."""
     if name in BUILTIN:
         return BUILTIN[name]
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
             cls = ep.load()
             if not (isinstance(cls, type) and issubclass(cls, Signaler)):
-                raise KeyError(f"entry point '{name}' ({ep.value}) is not a Signaler subclass")
+                raise UnknownNameError(f"entry point '{name}' ({ep.value}) is not a Signaler subclass")
             return cls
     known = sorted(BUILTIN) + sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)
                                      if ep.name not in BUILTIN)
-    raise KeyError(f"unknown signaler type '{name}' (known: {', '.join(known)})")
+    raise UnknownNameError(f"unknown signaler type '{name}' (known: {', '.join(known)})")
 
 
 __all__ = ["ADFI_INFLATION", "BUILTIN", "ENTRY_POINT_GROUP", "ActionSignaler", "DistanceSignaler",
-           "ManualSignaler", "PacketSignaler", "Param", "ParamError", "ScheduleSignaler", "Signaler",
+           "ManualSignaler", "PacketSignaler", "Param", "ScheduleSignaler", "Signaler",
            "signaler_class"]

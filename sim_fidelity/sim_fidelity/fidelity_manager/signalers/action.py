@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import UnknownNameError
 from ..levels import Level
 from .base import Param
 from .manual import ManualSignaler
@@ -25,11 +26,11 @@ class ActionSignaler(ManualSignaler):
     def announce(self, action: str, trees: str | Sequence[str] | None = None) -> int:
         """Apply ``action`` to the trees matching the regex(es) ``trees`` (all when None).
 
-        Returns the number of trees concerned; raises KeyError for an unknown action.
+        Returns the number of trees concerned; raises UnknownNameError for an unknown action.
         """
         try:
             level = self.params["actions"][action]
         except KeyError:
             known = ", ".join(sorted(self.params["actions"]))
-            raise KeyError(f"unknown action '{action}' (known: {known})") from None
+            raise UnknownNameError(f"unknown action '{action}' (known: {known})") from None
         return self.set(level, trees)

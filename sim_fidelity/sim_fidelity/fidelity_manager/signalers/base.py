@@ -18,60 +18,53 @@ from typing import Any, Callable, ClassVar, Sequence
 import numpy as np
 
 from ...simulator.protocol import EntityKind, Simulator
+from ..errors import LevelError, ParamError
 from ..levels import LEVEL_DTYPE, Level, parse_level
 from ..trees import Tree
 
 REQUIRED = object()
 
 
-class ParamError(ValueError):
-    """A bad signaler parameter; ``key`` is the parameter's path below the signaler."""
-
-    def __init__(self, key: str, message: str):
-        self.key = key
-        super().__init__(message)
-
-
 def _float(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"expected a number, got {v!r}")
+        raise ParamError("", f"expected a number, got {v!r}")
     return float(v)
 
 
 def _nonneg(v: Any) -> float:
     v = _float(v)
     if v < 0:
-        raise ValueError(f"expected a number >= 0, got {v}")
+        raise ParamError("", f"expected a number >= 0, got {v}")
     return v
 
 
 def _int(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"expected an integer, got {v!r}")
+        raise ParamError("", f"expected an integer, got {v!r}")
     return v
 
 
 def _vec3(v: Any) -> np.ndarray:
     if not isinstance(v, (list, tuple)) or len(v) != 3:
-        raise ValueError(f"expected a list of 3 numbers, got {v!r}")
+        raise ParamError("", f"expected a list of 3 numbers, got {v!r}")
     return np.array([_nonneg(x) for x in v])
 
 
 def _patterns(v: Any) -> list[str]:
     v = [v] if isinstance(v, str) else v
     if not isinstance(v, list) or not v or not all(isinstance(p, str) for p in v):
-        raise ValueError(f"expected a regex or a non-empty list of regexes, got {v!r}")
+        raise ParamError("", f"expected a regex or a non-empty list of regexes, got {v!r}")
     for p in v:
         try:
             re.compile(p)
         except re.error as e:
-            raise ValueError(f"bad regex {p!r}: {e}") from None
+            raise ParamError("", f"bad regex {p!r}: {e}") from None
     return v
 
 
 def _level_map(v: Any) -> dict[str, Level]:
     if not isinstance(v, dict) or not v:
-        raise ValueError(f"expected a mapping of names to levels, got {v!r}")
+        raise ParamError("", f"expected a mapping of names to levels, got {v!r}")
     return {str(k): parse_level(x) for k, x in v.items()}
 
 
@@ -83,11 +76,11 @@ def _vec3_or_map(v: Any) -> np.ndarray | dict[str, np.ndarray]:
 
 def _schedule(v: Any) -> list[tuple[float, Level, str]]:
     if not isinstance(v, list):
-        raise ValueError(f"expected a list of {{time, level[, trees]}}, got {v!r}")
+        raise ParamError("", f"expected a list of {{time, level[, trees]}}, got {v!r}")
     rows = []
     for i, row in enumerate(v):
         if not isinstance(row, dict) or "time" not in row or "level" not in row:
-            raise ValueError(f"entry [{i}] needs 'time' and 'level', got {row!r}")
+            raise ParamError("", f"entry [{i}] needs 'time' and 'level', got {row!r}")
         rows.append((_nonneg(row["time"]), parse_level(row["level"]),
                      _patterns(row.get("trees", ".*"))[0]))
     return sorted(rows, key=lambda r: r[0])
@@ -123,7 +116,7 @@ def check_params(declared: dict[str, Param], given: dict) -> dict[str, Any]:
             continue
         try:
             out[key] = KINDS[param.kind](given[key])
-        except ValueError as e:
+        except (ParamError, LevelError) as e:
             raise ParamError(key, str(e)) from None
     return out
 

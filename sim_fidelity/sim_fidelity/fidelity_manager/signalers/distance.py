@@ -8,7 +8,8 @@ import numpy as np
 from ...simulator.protocol import Simulator
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
-from .base import Param, ParamError, Signaler, match_entities
+from ..errors import ParamError
+from .base import Param, Signaler, match_entities
 
 
 class DistanceSignaler(Signaler):

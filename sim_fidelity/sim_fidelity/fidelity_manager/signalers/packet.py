@@ -29,7 +29,8 @@ from ...simulator.poses import box_aabbs
 from ...simulator.protocol import Simulator
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
-from .base import Param, ParamError, Signaler, match_entities
+from ..errors import ParamError
+from .base import Param, Signaler, match_entities
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
 HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
