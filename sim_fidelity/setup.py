@@ -27,7 +27,9 @@ setup(
         ("share/" + PACKAGE, ["package.xml"]),
         *tree("launch"), *tree("config"), *tree("worlds"), *tree("models"),
     ],
-    install_requires=["numpy", "pyyaml", "mujoco>=3.3"],
+    # What the code imports from PyPI; package.xml names the same through rosdep keys.
+    install_requires=["numpy", "pyyaml", "mujoco>=3.3", "rosbags", "tqdm", "matplotlib"],
+    extras_require={"test": ["pytest"]},
     zip_safe=True,
     maintainer="sim_fidelity developers",
     maintainer_email="dev@sim-fidelity.invalid",
