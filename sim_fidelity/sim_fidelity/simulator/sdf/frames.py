@@ -80,6 +80,7 @@ class FrameGraph:
             raise c.error(f"joint '{name}' has an empty <parent> or <child>")
         return Joint(c, name, m, jtype, parent, child, parse_pose(c.find("pose")))
 
+    # ---- the frame graph ----
     def frame(self, m: Model, name: str, where: Node) -> np.ndarray:
         """Pose of frame ``name`` (in the scope of model ``m``) in ``m``'s model frame."""
         if name == "__model__":

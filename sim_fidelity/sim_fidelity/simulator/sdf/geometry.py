@@ -22,7 +22,7 @@ from .tree import Link
 from .xmltree import Node
 
 
-class Skip(Exception):
+class _Skip(Exception):
     """A geometry that makes no geom (``<empty/>``)."""
 
 
@@ -47,7 +47,7 @@ def add_geom(spec, body, l: Link, node: Node, visual: bool, *,
     kw: dict = {}
     try:
         kw = _shape(spec, shape, gname, resource_paths, created_assets)
-    except Skip:
+    except _Skip:
         return None
     except SdfError:
         if visual:
@@ -89,7 +89,7 @@ def _shape(spec, shape: Node, gname: str, resource_paths: tuple, created_assets:
     if t not in SHAPES:
         raise shape.error(f"unknown geometry <{t}>")
     if t == "empty":
-        raise Skip()
+        raise _Skip()
 
     def pos(tag, default=None):
         v = float_of(shape, tag, default) if default is not None else numbers(required(shape, tag), 1)[0]
