@@ -184,3 +184,36 @@ def test_divergence_is_reported_not_hidden(engine):
     with pytest.warns(RuntimeWarning, match="diverged"):
         engine.step(5)
     assert engine.divergences >= 1
+
+
+def test_entity_index_is_rebuilt_per_compile(engine):
+    before = engine.index
+    names = ["resting", "floating"]
+    start = engine.get_states(names)[0]  # caches the index arrays of this list
+    engine.spawn("extra", "<sdf version='1.9'>" + box_model("extra", 0, -4, 1) + "</sdf>")
+    assert engine.index is not before and "extra" not in before.info
+    assert engine.entity_info("extra::link").parent == "extra"
+    np.testing.assert_allclose(engine.get_states(names)[0], start, atol=1e-12)
+    engine.delete("extra")
+    assert not engine.has("extra")
+    with pytest.raises(UnknownEntityError):
+        engine.get_states(["extra"])  # the new index, not the cached arrays of the old one
+
+
+def test_step_hooks_run_after_every_step_in_order(engine):
+    calls = []
+
+    def first(e):
+        calls.append(("first", e.time))
+
+    def second(e):
+        calls.append(("second", e.time))
+
+    engine.hooks.add(first)
+    engine.hooks.add(second)
+    engine.hooks.add(first)  # already there: still once per step
+    engine.step(2)
+    engine.hooks.remove(first)
+    engine.step(1)
+    assert [c[0] for c in calls] == ["first", "second", "first", "second", "second"]
+    assert [c[1] for c in calls] == pytest.approx([0.001, 0.001, 0.002, 0.002, 0.003])
