@@ -1,4 +1,7 @@
-"""Start the embedded simulator (sim_server) on a world: ros2 launch sim_fidelity sim_server.launch.py world:=..."""
+"""Start the embedded simulator (sim_server) on a world:
+
+    ros2 launch sim_fidelity sim_server.launch.py world:=<sdf> real_time_factor:=0
+"""
 import os
 
 from ament_index_python.packages import get_package_share_directory
@@ -7,18 +10,21 @@ from launch.actions import DeclareLaunchArgument, SetEnvironmentVariable
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+BOOL = ["true", "false"]
+
 
 def generate_launch_description():
     share = get_package_share_directory("sim_fidelity")
-    default_world = os.path.join(share, "worlds", "revolute_joint_test.sdf")
     return LaunchDescription([
         # DDS discovery stays on this machine unless the user decides otherwise.
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
                                os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
-        DeclareLaunchArgument("world", default_value=default_world, description="SDF world file"),
+        DeclareLaunchArgument("world", description="SDF world file",
+                              default_value=os.path.join(share, "worlds", "revolute_joint_test.sdf")),
         DeclareLaunchArgument("real_time_factor", default_value="1.0",
                               description="target real-time factor; 0 = as fast as possible"),
-        DeclareLaunchArgument("paused", default_value="false", description="start paused"),
+        DeclareLaunchArgument("paused", default_value="false", choices=BOOL,
+                              description="start paused"),
         Node(
             package="sim_fidelity",
             executable="sim_server",

@@ -2,19 +2,24 @@
 
     ros2 launch sim_fidelity truck.launch.py scenario:=B preset:=adfi-3
 
-``preset:=hifi`` runs the manager switched off (the baseline). Against Gazebo, set
-``sim_server:=false`` and bridge the simulation_interfaces services and the robot's topics
-(``/model/unloader/joint/<joint>/cmd_pos``, ``/world/truck_<scenario>/model/unloader/joint_state``,
-the suction and conveyor topics) under the same names.
+``preset:=hifi`` runs the manager switched off (the baseline). When the manager or the controller
+exits, the launch stops. Against Gazebo, set ``sim_server:=false`` and bridge the
+simulation_interfaces services and the robot's topics (``/model/unloader/joint/<joint>/cmd_pos``,
+``/world/truck_<scenario>/model/unloader/joint_state``, the suction and conveyor topics) under the
+same names.
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
+from launch.actions import (DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable,
+                            Shutdown)
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+BOOL = ["true", "false"]
+PRESETS = ["hifi", "adfi-1", "adfi-2", "adfi-3"]  # config/truck.yaml
 
 
 def _nodes(context):
@@ -29,12 +34,12 @@ def _nodes(context):
                           "sleep": LaunchConfiguration("sleep"),
                           "sleep_tolerance": 0.01}]),  # as load_truck (truck/robot.py)
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
-             output="screen",
+             output="screen", on_exit=Shutdown(reason="fidelity_manager exited"),
              parameters=[{"config": os.path.join(share, "config", "truck.yaml"),
                           "preset": LaunchConfiguration("preset"), "rate": 50.0,
                           "world_file": world, "use_sim_time": True}]),
         Node(package="sim_fidelity", executable="unloading_controller", name="unloading_controller",
-             output="screen",
+             output="screen", on_exit=Shutdown(reason="unloading_controller exited"),
              parameters=[{"world": f"truck_{scenario}", "seed": LaunchConfiguration("seed"),
                           "action_topic": "/fidelity_manager/action", "use_sim_time": True}]),
     ]
@@ -45,14 +50,14 @@ def generate_launch_description():
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
                                os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
         DeclareLaunchArgument("scenario", default_value="B", choices=["A", "B", "C"]),
-        DeclareLaunchArgument("preset", default_value="adfi-3",
-                              description="hifi, adfi-1, adfi-2 or adfi-3 (config/truck.yaml)"),
+        DeclareLaunchArgument("preset", default_value="adfi-3", choices=PRESETS,
+                              description="config/truck.yaml's presets; hifi = manager off"),
         DeclareLaunchArgument("seed", default_value="0"),
         DeclareLaunchArgument("real_time_factor", default_value="0.0",
                               description="0: as fast as the machine allows"),
-        DeclareLaunchArgument("sleep", default_value="true",
+        DeclareLaunchArgument("sleep", default_value="true", choices=BOOL,
                               description="MuJoCo's sleeping islands (the adfi-3-sleep mode)"),
-        DeclareLaunchArgument("sim_server", default_value="true",
+        DeclareLaunchArgument("sim_server", default_value="true", choices=BOOL,
                               description="start the embedded simulator (false: Gazebo serves)"),
         OpaqueFunction(function=_nodes),
     ])

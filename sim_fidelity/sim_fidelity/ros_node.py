@@ -1,57 +1,179 @@
-"""The life of a manager node (fidelity_manager, kernel_manager): one place for the rclpy plumbing.
+"""The life of every node of this package: parameters, signals and the rclpy plumbing, in one place.
 
-Parameters are declared with descriptions, the node follows simulation time, SIGINT and SIGTERM
-become :class:`~sim_fidelity.shutdown.Interrupted` (rclpy's own handlers are off), so the node's
-clean-up runs while the simulator is still reachable, and only then is rclpy shut down.
+Parameters come from a table of :class:`Param` (default, description, allowed values). Whatever
+``--ros-args -p``, ``--params-file`` or a launch file passes is checked against it: a double
+parameter takes integers too (``-p rate:=50`` and launch arguments type whole numbers as
+INTEGER), an enumerated one names its allowed values when given another. The parameter is then
+declared with its own type, read-only (nodes read their parameters once, at start).
+
+SIGINT and SIGTERM become :class:`~sim_fidelity.shutdown.Interrupted` in the main thread (rclpy's
+own handlers are off, so the context stays valid through the clean-up); a second signal, as a
+terminal's Ctrl-C to the process group sends, does not cut the clean-up short. The executor spins
+on a thread of its own, so a signal is handled at once even while no timer fires (sim-time timers
+stop with ``/clock``). Clean-up then runs in this order: the node's own clean-up (restoring what
+it changed), the executor, the resources ``start`` entered on the exit stack (a
+:class:`~sim_fidelity.simulator.ros.client.RosSimulator`), the node, rclpy.
+
+Importing this module does not import rclpy: the parameter tables (``node_parameters.py``) and the
+launch-file checks use :class:`Param` without it.
 """
 from __future__ import annotations
 
 import os
-from typing import Callable
+import threading
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Callable, Union
 
+ParamValue = Union[bool, int, float, str, list]
 Cleanup = Callable[[], int]  # undo what the node did; returns an exit code (0: all restored)
+Start = Callable[[object, dict, ExitStack], Union[Cleanup, None]]
+
+SHUTDOWN_WAIT_S = 2.0  # for the executor's callbacks in flight when the node stops
+TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+              list: "a list of strings"}
 
 
-def run_node(name: str, parameters: dict, start: Callable[[object, dict], Cleanup], *,
-             errors: tuple[type[Exception], ...], threads: int = 1,
-             args: list[str] | None = None) -> int:
-    """Create node ``name`` with ``parameters`` (name: (default, description)), call
-    ``start(node, values)``, spin until a signal, then run the clean-up ``start`` returned.
+class ParameterError(Exception):
+    """A parameter given to a node has the wrong type or a value outside its choices."""
 
-    ``errors`` are the expected failures (bad configuration, simulator gone): logged, exit code 2.
+    def __init__(self, node: str, name: str, problem: str):
+        self.node, self.name = node, name
+        super().__init__(f"{node}: parameter '{name}' {problem}")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One node parameter: its default (whose type is the parameter's), what it means, and, for
+    an enumerated parameter, the allowed values."""
+
+    default: ParamValue
+    description: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def type(self) -> type:
+        return type(self.default)
+
+    def check(self, node: str, name: str, value: object) -> ParamValue:
+        """``value`` as this parameter's type (integers widen to double); ParameterError if not."""
+        kind = self.type
+        ok = {bool: isinstance(value, bool),
+              int: isinstance(value, int) and not isinstance(value, bool),
+              float: isinstance(value, (int, float)) and not isinstance(value, bool),
+              str: isinstance(value, str),
+              list: isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)}[kind]
+        if not ok:
+            raise ParameterError(node, name, f"must be {TYPE_NAMES[kind]}, got {value!r}")
+        if self.choices and value not in self.choices:
+            raise ParameterError(node, name, f"must be one of {', '.join(self.choices)}; "
+                                             f"got {value!r}")
+        return list(value) if kind is list else kind(value)
+
+
+def declare_parameters(node, table: dict[str, Param]) -> dict[str, ParamValue]:
+    """Declare every parameter of ``table`` on ``node``; the checked values by name.
+
+    Each is first declared with dynamic typing to read what was passed whatever its type, then
+    declared again with its table type, description and choices, read-only.
+    """
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    values = {}
+    for name, param in table.items():
+        given = node.declare_parameter(name, param.default,
+                                       ParameterDescriptor(dynamic_typing=True)).value
+        value = param.check(node.get_name(), name, given)
+        node.undeclare_parameter(name)
+        node.declare_parameter(name, value, ParameterDescriptor(
+            description=param.description, read_only=True,
+            additional_constraints=f"one of: {', '.join(param.choices)}" if param.choices else ""),
+            ignore_override=True)
+        values[name] = value
+    return values
+
+
+class Spinner:
+    """The node's executor, spinning on its own thread until stopped or a callback raises."""
+
+    def __init__(self, node, threads: int):
+        from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+
+        self.executor = (MultiThreadedExecutor(num_threads=threads) if threads > 1
+                         else SingleThreadedExecutor())
+        self.executor.add_node(node)
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._spin, daemon=True, name="node_executor")
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except BaseException as e:  # a callback failed: the main thread re-raises it
+            self.error = e
+        finally:
+            self.finished.set()
+
+    def run(self) -> None:
+        """Spin until the executor stops; a callback's exception is raised here."""
+        self.thread.start()
+        self.finished.wait()  # a signal interrupts this wait at once
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        """Stop executing callbacks; those in flight get ``SHUTDOWN_WAIT_S``."""
+        self.executor.shutdown(timeout_sec=SHUTDOWN_WAIT_S)
+        if self.thread.is_alive():
+            self.thread.join(SHUTDOWN_WAIT_S)
+
+
+def run_node(name: str, table: dict[str, Param], start: Start, *,
+             errors: tuple[type[Exception], ...] = (), threads: int = 1,
+             args: list[str] | None = None, overrides: dict | None = None,
+             use_sim_time: bool = True) -> int:
+    """Create node ``name``, declare ``table``'s parameters, call ``start(node, values, stack)``,
+    spin until a signal, then run the clean-up ``start`` returned and close what it entered on
+    ``stack``. The exit code: 0, the clean-up's code, or 2 for a bad parameter or one of
+    ``errors`` (bad configuration, simulator gone), logged as one line.
+
+    ``overrides`` win over the command line's parameters; ``use_sim_time`` is imposed (managers
+    and the controller tick on ``/clock``; the simulator publishes it).
     """
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     import rclpy
-    from rcl_interfaces.msg import ParameterDescriptor
-    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+    from rclpy.logging import get_logger
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
 
     from .shutdown import Interrupted, raise_on_signals
 
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node(name, parameter_overrides=[Parameter("use_sim_time", value=True)])
-    for key, (default, description) in parameters.items():
-        node.declare_parameter(key, default, ParameterDescriptor(description=description))
-    values = {key: node.get_parameter(key).value for key in parameters}
-    log = node.get_logger()
-    cleanup: Cleanup | None = None
-    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 else SingleThreadedExecutor()
+    log = get_logger(name)
     code = 0
     with raise_on_signals():
         try:
-            cleanup = start(node, values)
-            executor.add_node(node)
-            executor.spin()
-        except Interrupted as e:
-            log.info(f"{e}: cleaning up")
-        except errors as e:
+            with ExitStack() as stack:
+                rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+                stack.callback(rclpy.try_shutdown)
+                given = dict(overrides or {}, use_sim_time=use_sim_time)
+                node = rclpy.create_node(name, parameter_overrides=[
+                    Parameter(k, value=v) for k, v in given.items()])
+                stack.callback(node.destroy_node)
+                log = node.get_logger()
+                values = declare_parameters(node, table)
+                cleanup = start(node, values, stack)
+                spinner = Spinner(node, threads)
+                stack.callback(spinner.stop)  # before the resources start entered are closed
+                try:
+                    spinner.run()
+                except Interrupted as e:
+                    log.info(f"{e}: shutting down")
+                finally:
+                    if cleanup is not None:
+                        code = cleanup()
+        except Interrupted as e:  # while starting, or during a failed start's clean-up
+            log.info(str(e))
+        except (ParameterError, *errors) as e:
             log.error(str(e))
             code = 2
-        finally:
-            if cleanup is not None:
-                code = code or cleanup()
-            executor.shutdown(timeout_sec=2.0)  # nothing may be waiting in rcl when rclpy goes
-            node.destroy_node()
-            rclpy.try_shutdown()
     return code

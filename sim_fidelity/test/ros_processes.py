@@ -29,6 +29,37 @@ def start_node(module: str, params: dict, domain: int, log: Path) -> subprocess.
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
+def console_scripts() -> dict[str, str]:
+    """setup.py's console scripts: executable name -> ``module:function``."""
+    import ast
+    tree = ast.parse((REPO / "setup.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "console_scripts":
+                    pairs = (ast.literal_eval(e).split("=") for e in value.elts)
+                    return {name.strip(): target.strip() for name, target in pairs}
+    return {}
+
+
+def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tuple = (),
+                    params: dict | None = None, group: bool = False) -> subprocess.Popen:
+    """Start a console script the way launch_ros' ``Node(name=executable, ...)`` does:
+    ``--ros-args -r __node:=NAME -r __ns:=/ --params-file FILE ... -p k:=v ...``.
+    ``group``: in a process group of its own (for signalling it as a terminal does)."""
+    module, function = console_scripts()[executable].split(":")
+    args = [sys.executable, "-c", f"import sys; from {module} import {function}; "
+            f"sys.exit({function}())", "--ros-args", "-r", f"__node:={executable}", "-r", "__ns:=/"]
+    for f in params_files:
+        args += ["--params-file", str(f)]
+    for k, v in (params or {}).items():
+        args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               PYTHONUNBUFFERED="1")
+    return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, start_new_session=group)
+
+
 def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
     if proc.poll() is None:
         proc.send_signal(sig)

@@ -9,7 +9,11 @@ Interfaces:
 * ``~/action`` (std_msgs/String): ``"<action> [<tree regex>]"`` forwarded to every action signaler;
 * ``~/summary`` (FidelitySummary) every tick, ``/diagnostics`` once a second.
 
-On shutdown (SIGINT, SIGTERM, exception) every object is restored before the node exits.
+On shutdown (SIGINT, SIGTERM, exception) every object is restored before the node exits, within
+``RESTORE_BUDGET_S`` in all: when a launch stops, the simulator may be gone already; then the node
+says in one line which trees it could not restore and exits 0 (nothing is left to restore into).
+Parameters: ``node_parameters.FIDELITY_MANAGER``; the preset is checked against the config's
+presets before the simulator is contacted.
 """
 from __future__ import annotations
 
@@ -17,20 +21,14 @@ import sys
 import threading
 import time
 
-PARAMETERS = {  # name: (default, description)
-    "config": ("", "fidelity YAML of the scene"),
-    "preset": ("", "preset name (hifi, adfi-1, adfi-2, adfi-3, ...); empty = the config's default"),
-    "rate": (20.0, "ticks per second of simulation time"),
-    "server": ("/sim_server", "node name of the simulator's lever services"),
-    "world_file": ("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
-    "timeout": (10.0, "seconds to wait for a simulator answer"),
-}
+RESTORE_BUDGET_S = 2.5  # every simulator call of the restore together
+NAMES_SHOWN = 5  # trees named in the could-not-restore line
 
 
 class FidelityManagerNode:
     """The rclpy adapter around a :class:`FidelityManager`."""
 
-    def __init__(self, node, manager):
+    def __init__(self, node, manager, rate: float):
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
         from sim_fidelity_interfaces.msg import FidelitySummary
@@ -42,7 +40,6 @@ class FidelityManagerNode:
         self.last_report = None
         self.tick_ms: list[float] = []
         group = MutuallyExclusiveCallbackGroup()
-        rate = node.get_parameter("rate").value
         self._summary = node.create_publisher(FidelitySummary, "~/summary", 10)
         self._diag = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         node.create_service(SetFidelity, "~/set_fidelity", self._set_fidelity, callback_group=group)
@@ -58,6 +55,8 @@ class FidelityManagerNode:
 
         from ..simulator.ros.convert import time_msg
         with self.lock:
+            if self.manager.closed:  # restoring: no more ticks
+                return
             report = self.manager.tick()
         self.last_report = report
         self.tick_ms = (self.tick_ms + [report.wall * 1e3])[-100:]
@@ -126,43 +125,65 @@ class FidelityManagerNode:
         self._diag.publish(msg)
 
 
+def restore(adapter: FidelityManagerNode, sim, log) -> int:
+    """Return every object to its start state within RESTORE_BUDGET_S and say how it went, in one
+    line: 0 when all were restored or the simulator is gone (nothing left to restore into), 3 when
+    the simulator answers but refuses or objects still differ from their start state."""
+    from ..simulator.errors import SimulatorError, SimulatorTimeoutError
+    from .levels import Level
+
+    manager = adapter.manager
+    sim.limit_waits(RESTORE_BUDGET_S)
+    started = time.perf_counter()
+    with adapter.lock:  # after the tick in flight, if any
+        lowered = manager.trees.names[manager.levels != Level.HIGH].tolist()
+        try:
+            manager.close()
+            left = manager.mismatches()
+        except SimulatorError as e:
+            gone = isinstance(e, SimulatorTimeoutError)
+            if gone and not lowered:
+                log.info(f"simulator gone; every tree was HIGH, nothing to restore ({e})")
+                return 0
+            shown = ", ".join(lowered[:NAMES_SHOWN]) + (
+                f" and {len(lowered) - NAMES_SHOWN} more" if len(lowered) > NAMES_SHOWN else "")
+            (log.warning if gone else log.error)(
+                f"could not restore {len(lowered)} trees below HIGH ({shown}): {e}")
+            return 0 if gone else 3
+    (log.error if left else log.info)(
+        f"restored in {(time.perf_counter() - started) * 1e3:.1f} ms; "
+        f"{len(left)} objects differ from their start state")
+    return 3 if left else 0
+
+
 def main(args: list[str] | None = None) -> int:
     """console_script ``fidelity_manager``: ``--ros-args -p config:=... -p preset:=adfi-1``."""
+    from ..node_parameters import FIDELITY_MANAGER
     from ..ros_node import run_node
     from ..simulator.errors import SimulatorError
     from ..simulator.ros.client import RosSimulator
+    from .config import FidelityConfig
     from .errors import ConfigError
     from .manager import FidelityManager
 
-    def start(node, p: dict):
+    def start(node, p: dict, stack):
         if not p["config"]:
             raise ConfigError("<parameters>", "config", "parameter 'config' is empty")
-        sim = RosSimulator(server=p["server"], timeout=p["timeout"],
-                           world_file=p["world_file"] or None)
-        try:
-            sim.wait_for_server()
-            manager = FidelityManager(sim, p["config"], p["preset"] or None)
-        except Exception:
-            sim.close()
-            raise
-        FidelityManagerNode(node, manager)
+        config = FidelityConfig.load(p["config"])
+        config.preset(p["preset"] or None)  # an unknown preset fails here, naming the known ones
+        sim = stack.enter_context(RosSimulator(
+            server=p["server"], timeout=p["timeout"], world_file=p["world_file"] or None,
+            node_name=f"{node.get_name()}_sim_client", namespace=node.get_namespace()))
+        sim.wait_for_server()
+        manager = FidelityManager(sim, config, p["preset"] or None)
+        adapter = FidelityManagerNode(node, manager, p["rate"])
         log = node.get_logger()
         log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
                  f"{p['rate']:g} Hz of sim time")
+        return lambda: restore(adapter, sim, log)
 
-        def restore() -> int:
-            started = time.perf_counter()
-            manager.close()
-            left = manager.mismatches()
-            (log.error if left else log.info)(
-                f"restored in {(time.perf_counter() - started) * 1e3:.1f} ms; "
-                f"{len(left)} objects differ from their start state")
-            sim.close()
-            return 3 if left else 0
-        return restore
-
-    return run_node("fidelity_manager", PARAMETERS, start, errors=(ConfigError, SimulatorError),
-                    threads=2, args=args)
+    return run_node("fidelity_manager", FIDELITY_MANAGER, start,
+                    errors=(ConfigError, SimulatorError), threads=2, args=args)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ simulator's settable sensors (released again at the first tick without an active
 Each correction is published as ``sim_fidelity_interfaces/KernelFired`` on ``~/fired``.
 
 f_k predicts one sampling period of the spec ahead, so ``rate`` defaults to the spec's
-``sampling.rate_hz``.
+``sampling.rate_hz``. Parameters: ``node_parameters.KERNEL_MANAGER``.
 """
 from __future__ import annotations
 
@@ -22,12 +22,7 @@ import numpy as np
 from .bags import extract
 from .kernel_set import KernelRunner, KernelSet
 
-PARAMETERS = {  # name: (default, description)
-    "kernels": ("", "kernels file (YAML) written by 'simfid kernels generate'"),
-    "rate": (0.0, "ticks per second of simulation time; 0 = the spec's sampling rate"),
-    "server": ("/sim_server", "node name of the simulator's sim_fidelity services"),
-    "timeout": (10.0, "seconds to wait for a simulator service"),
-}
+RELEASE_BUDGET_S = 2.0  # for releasing the sensor overrides when the node stops
 
 
 def message_class(type_name: str):
@@ -93,22 +88,21 @@ class KernelManagerNode:
 
 def main(args: list[str] | None = None) -> int:
     """console_script ``kernel_manager``: ``--ros-args -p kernels:=kernels.yaml``."""
+    from ..node_parameters import KERNEL_MANAGER
     from ..ros_node import run_node
-    from ..simulator.errors import SimulatorError
+    from ..simulator.errors import SimulatorError, SimulatorTimeoutError
     from ..simulator.ros.client import RosSimulator
     from .errors import RealityGapError
 
-    def start(node, p: dict):
+    def start(node, p: dict, stack):
         if not p["kernels"]:
             raise RealityGapError("parameter 'kernels' is empty: give a kernels file")
         kernels = KernelSet.load(p["kernels"])
         rate = p["rate"] or kernels.spec.rate_hz
-        sim = RosSimulator(server=p["server"], timeout=p["timeout"])
-        try:
-            sim.wait_for_server()
-        except SimulatorError:
-            sim.close()
-            raise
+        sim = stack.enter_context(RosSimulator(
+            server=p["server"], timeout=p["timeout"], node_name=f"{node.get_name()}_sim_client",
+            namespace=node.get_namespace()))
+        sim.wait_for_server()
         runner = KernelRunner(sim, kernels)
         manager = KernelManagerNode(node, runner, rate)
         log = node.get_logger()
@@ -116,17 +110,18 @@ def main(args: list[str] | None = None) -> int:
                  f"state from {sorted({s.topic for s in manager.sources})}")
 
         def release() -> int:  # the sensor overrides go before the node does
+            sim.limit_waits(RELEASE_BUDGET_S)
             try:
                 runner.release()
+            except SimulatorTimeoutError as e:  # the simulator is gone: nothing to release
+                log.warning(f"could not release the sensor overrides: {e}")
             except SimulatorError as e:
                 log.error(f"could not release the sensor overrides: {e}")
                 return 3
-            finally:
-                sim.close()
             return 0
         return release
 
-    return run_node("kernel_manager", PARAMETERS, start, errors=(RealityGapError, SimulatorError),
+    return run_node("kernel_manager", KERNEL_MANAGER, start, errors=(RealityGapError, SimulatorError),
                     args=args)
 
 

@@ -12,7 +12,7 @@ The same :class:`~.controller.UnloadingController` as the in-process benchmark, 
   phase on ``~/phase`` (std_msgs/String).
 
 Ticks every control period of simulation time. On shutdown suction is switched off and the joints
-are held where they are.
+are held where they are. Parameters: ``node_parameters.UNLOADING_CONTROLLER``.
 
     ros2 run sim_fidelity unloading_controller --ros-args -p world:=truck_B
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+from contextlib import ExitStack
 from typing import Callable
 
 import numpy as np
@@ -27,14 +28,7 @@ import numpy as np
 from ..world_generators.unloader import BELT_REAR
 from .controller import CONTROL_PERIOD, MAX_SPEED, UnloadingController
 
-PARAMETERS = {  # name: (default, description)
-    "world": ("", "world name: joint states come on /world/<world>/model/<model>/joint_state"),
-    "model": ("unloader", "the robot's model name"),
-    "packets": (r"packet_\d+", "regex of the packet model names"),
-    "seed": (0, "controller seed (target jitter, dwell times)"),
-    "action_topic": ("/fidelity_manager/action", "where extend/retract are announced"),
-    "timeout": (10.0, "seconds to wait for a simulator answer"),
-}
+SHUTDOWN_WAIT_S = 1.0  # for a simulator call of the tick in flight when the node stops
 
 
 class RosUnloader:
@@ -45,12 +39,13 @@ class RosUnloader:
         from sim_fidelity_interfaces.msg import SuctionState
         from std_msgs.msg import Bool, Empty, Float64, UInt32
 
+        from ..simulator.errors import UnknownEntityError
         from ..simulator.protocol import EntityKind
         self.sim, self.model = sim, model
         self.packets = sorted(e for e in sim.entities(EntityKind.MODEL)
                               if re.fullmatch(packet_pattern, e))
         if not self.packets:
-            raise LookupError(f"no model matches the packet pattern '{packet_pattern}'")
+            raise UnknownEntityError(packet_pattern, "no model matches the packet pattern")
         lo, hi = sim.bounds(self.packets)
         self.packet_half = (hi - lo) / 2
         self._row = {p: i for i, p in enumerate(self.packets)}
@@ -133,14 +128,18 @@ class RosUnloader:
         return float(self.sim.get_states([self.model])[0][0, 0])
 
 
-def start(node, values: dict) -> Callable[[], int]:
+def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     """Connect to the simulator, then tick the controller every control period of sim time."""
     from std_msgs.msg import String
 
+    from ..ros_node import ParameterError
     from ..simulator.ros.client import RosSimulator
     if not values["world"]:
-        raise ValueError("parameter 'world' is empty: give the world's name (e.g. truck_B)")
-    sim = RosSimulator(timeout=values["timeout"], node_name=f"{node.get_name()}_sim")
+        raise ParameterError(node.get_name(), "world",
+                             "is empty: give the world's name (e.g. truck_B)")
+    sim = stack.enter_context(RosSimulator(
+        timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
+        namespace=node.get_namespace()))
     sim.wait_for_server()
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])
     actions = node.create_publisher(String, values["action_topic"], 10)
@@ -164,12 +163,10 @@ def start(node, values: dict) -> Callable[[], int]:
     node.create_timer(CONTROL_PERIOD, tick)  # ROS time: follows /clock
 
     def cleanup() -> int:
-        try:
-            robot.suction_on(False)
-            if robot.ready:
-                robot.command(dict(zip(MAX_SPEED, robot.positions(list(MAX_SPEED)))))
-        finally:
-            sim.close()
+        sim.limit_waits(SHUTDOWN_WAIT_S)  # the simulator may be gone already
+        robot.suction_on(False)
+        if robot.ready:
+            robot.command(dict(zip(MAX_SPEED, robot.positions(list(MAX_SPEED)))))
         return 0
 
     return cleanup
@@ -177,10 +174,11 @@ def start(node, values: dict) -> Callable[[], int]:
 
 def main(args: list[str] | None = None) -> int:
     """console_script ``unloading_controller``."""
+    from ..node_parameters import UNLOADING_CONTROLLER
     from ..ros_node import run_node
     from ..simulator.errors import SimulatorError
-    return run_node("unloading_controller", PARAMETERS, start,
-                    errors=(SimulatorError, LookupError, ValueError), args=args)
+    return run_node("unloading_controller", UNLOADING_CONTROLLER, start,
+                    errors=(SimulatorError,), args=args)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ restored when the lever is raised again. That fallback needs the models' SDF (``
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
+import time
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
@@ -25,11 +27,18 @@ FALLBACK_LEVERS = frozenset({Lever.DYNAMICS, Lever.COLLISION})
 
 
 class RosSimulator:
-    """A Simulator reached over ROS 2 services; owns a private node spun on its own thread."""
+    """A Simulator reached over ROS 2 services; owns a private node spun on its own thread.
+
+    The node ignores the process's ``--ros-args`` (``use_global_arguments=False``): a launch
+    file's ``-r __node:=NAME`` renames every other node of the process, and parameter files are
+    not meant for it. A node hosting a client names it after itself (``node_name``, ``namespace``),
+    so the graph shows each name once.
+    """
 
     def __init__(self, *, server: str = "/sim_server", timeout: float = 10.0,
                  world_file: str | None = None, step_size: float | None = None,
-                 node_name: str | None = None, domain_id: int | None = None):
+                 node_name: str | None = None, namespace: str | None = None,
+                 domain_id: int | None = None):
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
@@ -45,7 +54,11 @@ class RosSimulator:
             rclpy.init()
         self.timeout = timeout
         self._node = rclpy.create_node(node_name or f"sim_client_{os.getpid()}_{id(self) % 10000}",
-                                       context=self._context)
+                                       namespace=namespace, context=self._context,
+                                       use_global_arguments=False)
+        self._deadline = math.inf  # no call waits past this monotonic time (limit_waits)
+        self._answers = threading.Condition()  # notified by every answer and by limit_waits
+        self._closed = False
         names = {"get_entities": si.GetEntities, "get_entity_state": si.GetEntityState,
                  "get_entities_states": si.GetEntitiesStates, "set_entity_state": si.SetEntityState,
                  "get_entity_info": si.GetEntityInfo, "spawn_entity": si.SpawnEntity,
@@ -90,6 +103,9 @@ class RosSimulator:
             self._clock_event.notify_all()
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._executor.shutdown(timeout_sec=1.0)
         self._spinner.join(timeout=2.0)  # no thread may be inside rcl when the node goes
         self._node.destroy_node()
@@ -119,22 +135,48 @@ class RosSimulator:
         """Raw call of a service by short name (``get_entities``, ``set_lever``, ...)."""
         return self._wait(key, self._send(key, request), timeout)
 
+    def limit_waits(self, seconds: float) -> None:
+        """Bound what is left to wait, for shutting down against a simulator that may be gone:
+        from now on every call, those in flight included, waits at most until ``seconds`` from
+        now, and a service missing from the graph fails at once instead of being waited for."""
+        with self._answers:
+            self._deadline = time.monotonic() + seconds
+            self._answers.notify_all()
+
+    def _await(self, done, limit: float, poll: float = math.inf) -> bool:
+        """Wait until ``done()``, at most ``limit`` s and not past the deadline of limit_waits;
+        ``poll``: re-check every so often (for conditions nothing notifies)."""
+        end = time.monotonic() + limit
+        with self._answers:
+            while not done():
+                left = min(end, self._deadline) - time.monotonic()
+                if left <= 0:
+                    return False
+                self._answers.wait(min(left, poll))
+        return True
+
+    def _notify(self, _future=None) -> None:
+        with self._answers:
+            self._answers.notify_all()
+
     def _send(self, key: str, request=None):
         client = self._clients[key]
         # A request sent before the service is matched both ways can be lost (DDS discovery race).
-        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
-            raise SimulatorTimeoutError(f"{client.srv_name} is not available after "
-                                        f"{self.timeout:g} s: is the simulator running?")
+        if not client.service_is_ready() and (
+                self._deadline < math.inf
+                or not self._await(client.service_is_ready, self.timeout, poll=0.05)):
+            raise SimulatorTimeoutError(f"{client.srv_name} is not available: is the simulator "
+                                        "running?")
         return client.call_async(request if request is not None else self._types[key].Request())
 
     def _wait(self, key: str, future, timeout: float | None = None):
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        limit = timeout or self.timeout
-        if not done.wait(limit):
+        future.add_done_callback(self._notify)
+        started = time.monotonic()
+        if not self._await(future.done, timeout or self.timeout):
             self._clients[key].remove_pending_request(future)
             raise SimulatorTimeoutError(f"{self._clients[key].srv_name} did not answer within "
-                                        f"{limit:g} s: the simulator may be gone")
+                                        f"{time.monotonic() - started:.1f} s: the simulator may "
+                                        "be gone")
         return future.result()
 
     @staticmethod
@@ -266,7 +308,8 @@ class RosSimulator:
     def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
         """Override world-declared sensor values (``sensor_values.py``); NaN releases one."""
         client = self._clients["set_sensor_values"]
-        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
+        if not client.service_is_ready() and not self._await(client.service_is_ready, self.timeout,
+                                                             poll=0.05):
             raise InvalidOperationError(f"{client.srv_name} is not served: the simulator has no "
                                         "settable sensor values (Gazebo has none)")
         req = self.request("set_sensor_values", names=list(names),

@@ -535,39 +535,13 @@ class SimServer:
 
 
 # ---------------------------------------------------------------------- node entry points
-PARAMETERS = {  # name: (default, description)
-    "world": ("", "SDF world file to load"),
-    "real_time_factor": (1.0, "target real-time factor; 0 runs as fast as possible"),
-    "paused": (False, "start paused (step with /step_simulation or play with /set_simulation_state)"),
-    "step_size": (0.0, "physics step in seconds; 0 keeps the world's max_step_size"),
-    "publish_rate": (50.0, "rate of the state topics (odometry, sensor values) in Hz"),
-    "odometry": ([""], "regexes of model names whose nav_msgs/Odometry is published"),
-    "sleep": (False, "turn on MuJoCo's sleeping islands"),
-    "sleep_tolerance": (0.0, "velocity below which bodies fall asleep; 0 = MuJoCo's default"),
-    "solver_iterations": (0, "constraint solver iterations; 0 = MuJoCo's default (100)"),
-    "serve_levers": (True, "serve the fidelity-lever services; false = plain simulation_interfaces, "
-                           "as Gazebo serves it"),
-}
-
-
 def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
-    """Start the node (parameters override the declared defaults) and spin until shutdown."""
-    import os
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
-    from rclpy.parameter import Parameter
+    """Start the node (``parameters`` override the command line's) and spin until a signal;
+    parameters: ``node_parameters.SIM_SERVER``, declared by :mod:`sim_fidelity.ros_node`."""
+    from ...node_parameters import SIM_SERVER
+    from ...ros_node import run_node
 
-    rclpy.init(args=args)
-    overrides = [Parameter(k, value=v) for k, v in (parameters or {}).items()]
-    node = rclpy.create_node("sim_server", parameter_overrides=overrides)
-    from rcl_interfaces.msg import ParameterDescriptor
-    values = {}
-    for name, (default, description) in PARAMETERS.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
-        values[name] = node.get_parameter(name).value
-    server = executor = None
-    try:
+    def start(node, values: dict, _stack):
         if not values["world"]:
             raise SdfError("parameter 'world' is empty: give the SDF world to load")
         engine = MujocoEngine.from_file(values["world"], sleep=values["sleep"],
@@ -583,22 +557,14 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
             f"step {engine.step_size * 1e3:g} ms, rtf {values['real_time_factor']:g}, "
             f"{'paused' if values['paused'] else 'playing'}")
         server.start()
-        executor = MultiThreadedExecutor(num_threads=4)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (SimulatorError, FileNotFoundError) as e:
-        node.get_logger().error(str(e))
-        return 2
-    finally:
-        if server is not None:
+
+        def stop() -> int:  # the stepper stops publishing before the context goes
             server.stop()
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+            return 0
+        return stop
+
+    return run_node("sim_server", SIM_SERVER, start, errors=(SimulatorError, FileNotFoundError),
+                    threads=4, args=args, overrides=parameters, use_sim_time=False)
 
 
 def main(args: list[str] | None = None) -> int:
