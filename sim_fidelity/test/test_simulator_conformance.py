@@ -37,6 +37,8 @@ WORLD = world("conformance", GROUND, box_model("resting", 0, 0, 0.2),
               box_model("floating", 2, 0, 1.0, edge=(0.2, 0.4, 0.6)),
               box_model("wall", 5, 0, 0.5, static=True), servo_pendulum(), NESTED)
 NEW_BOX = "<sdf version='1.9'>" + box_model("spawned", 0, 0, 0) + "</sdf>"
+BAD_GAIN = ("<sdf version='1.9'>" + servo_pendulum("bad").replace("<p_gain>200", "<p_gain>abc")
+            + "</sdf>")  # loads, then fails where the engine turns the plugin into an actuator
 STEP = 0.001
 
 
@@ -285,6 +287,27 @@ def test_spawn_rejects_bad_sdf(sim, request):
     with pytest.raises(SdfError, match="line|:1:"):
         sim.spawn("broken", "<sdf version='1.9'><model name='x'><link")
     assert "broken" not in sim.entities() and "x" not in sim.entities()
+    with pytest.raises(SdfError, match="p_gain"):
+        sim.spawn("bad", BAD_GAIN)
+
+
+def test_a_rejected_spawn_leaves_the_world_as_it_was(sim):
+    if not sim.features().spawning:
+        return  # declared (test_spawn_and_delete checks the refusal)
+    entities = sim.entities()
+    sim.step(10)
+    states = sim.get_states(["resting", "floating"])
+    with pytest.raises(SimulatorError):  # which one: test_spawn_rejects_bad_sdf
+        sim.spawn("bad", BAD_GAIN)
+    assert sim.entities() == entities
+    for now, then in zip(sim.get_states(["resting", "floating"]), states):
+        np.testing.assert_array_equal(now, then)
+    name = sim.spawn("bad", NEW_BOX.replace("spawned", "bad"), np.array([0, 4, 1, 0, 0, 0, 1.0]))
+    try:
+        assert name == "bad" and set(sim.entities()) - set(entities) == {"bad", "bad::link"}
+        sim.step(10)  # and the world still steps
+    finally:
+        sim.delete(name)
 
 
 # ---------------------------------------------------------------------- levers

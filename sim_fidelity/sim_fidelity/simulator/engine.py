@@ -12,8 +12,8 @@ import numpy as np
 
 from . import poses as pose_math
 from .actuators import ControllerRecord, add_controller_actuators
-from .errors import (InvalidOperationError, InvalidPoseError, UnknownEntityError,
-                     UnsupportedLeverError)
+from .errors import (InvalidOperationError, InvalidPoseError, SdfError, SimulatorError,
+                     UnknownEntityError, UnsupportedLeverError)
 from .entity_index import EntityIndex
 from .hooks import StepHooks
 from .levers import ActuatorLevers, BodyLevers
@@ -301,10 +301,18 @@ class MujocoEngine:
         added = add_models(self.world, sdf, name=name or None, pose=pose, source=source)
         new_plugins = {p for p, r in self.world.plugins.items()
                        if any(r.parent == a or r.parent.startswith(a + "::") for a in added)}
-        self.controllers.update({c.plugin: c for c in
-                                 add_controller_actuators(self.world, only=new_plugins)})
-        self.scripts.prepare(self.world, [p for p in self.world.plugins if p in new_plugins])
-        self._recompile()
+        try:
+            self.controllers.update({c.plugin: c for c in
+                                     add_controller_actuators(self.world, only=new_plugins)})
+            self.scripts.prepare(self.world, [p for p in self.world.plugins if p in new_plugins])
+            self._recompile()
+        except Exception as e:  # leave the engine as it was: the model never arrived
+            self.scripts.discard_pending()
+            self._remove_model(added[0])
+            if isinstance(e, ValueError) and not isinstance(e, SimulatorError):  # MuJoCo's checks
+                raise SdfError(f"MuJoCo rejected model '{added[0]}': {e}", file=source,
+                               element="model") from None
+            raise
         for plugin in new_plugins & set(self.controllers):
             self.data.ctrl[self.index.actuator_id[plugin]] = self.controllers[plugin].initial
         self.scripts.attach(self)
@@ -315,6 +323,12 @@ class MujocoEngine:
         if info.kind != EntityKind.MODEL or info.parent:
             raise InvalidOperationError(f"only top-level models can be deleted; '{name}' is a "
                                         f"{'nested ' if info.parent else ''}{info.kind.value}")
+        self._remove_model(name)
+        self._recompile()
+
+    def _remove_model(self, name: str) -> None:
+        """Take a top-level model out of the spec, the records and the controllers (the compiled
+        model keeps it until the next recompile)."""
         w = self.world
         doomed_models = [n for n in w.models if self.index.belongs(n, name)]
         for link in [n for n, r in w.links.items() if r.model in doomed_models]:
@@ -332,7 +346,6 @@ class MujocoEngine:
                 del table[key]
         for n in doomed_models:
             del w.models[n]
-        self._recompile()
 
     def _recompile(self) -> None:
         """Recompile the spec keeping the state of everything that stays."""

@@ -119,6 +119,10 @@ class Scripts:
                 cls.prepare(world, names)
             self._pending[key] = (cls, names)
 
+    def discard_pending(self) -> None:
+        """Forget what ``prepare`` grouped but ``attach`` did not build (a spawn that failed)."""
+        self._pending.clear()
+
     def attach(self, engine: ScriptHost) -> None:
         """Instantiate the prepared scripts on the compiled engine and hook them to its steps."""
         for key, (cls, names) in self._pending.items():
