@@ -1,14 +1,13 @@
 """``kernels generate`` and ``kernels show`` end to end on bags of the paper's 1-D example."""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sim_fidelity.reality_gap import load_kernels, load_spec, write_run
-from sim_fidelity.reality_gap.cli import main, register
+from sim_fidelity.cli import main
 
 SPEC = Path(__file__).resolve().parents[1] / "config" / "reality_gap" / "one_d_track.yaml"
 REGION = (4.0, 6.0)  # difficult terrain, only in reality: half speed, terrain sensor on
@@ -71,13 +70,11 @@ def test_same_seed_same_file(bags, tmp_path):
     assert paths[0].read_text() == paths[1].read_text()
 
 
-def test_register_plugs_into_another_parser(bags, tmp_path, capsys):
-    parser = argparse.ArgumentParser(prog="simfid")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["kernels", "generate", "--sim", bags["sim"][0], "--real",
-                              str(tmp_path / "missing"), "--spec", str(SPEC), "-o",
-                              str(tmp_path / "k.yaml")])
-    assert args.func(args) == 2  # a bad bag is an error message, not a traceback
+def test_a_bad_bag_is_one_line_and_exit_2(bags, tmp_path, capsys):
+    code = main(["kernels", "generate", "--sim", bags["sim"][0], "--real",
+                 str(tmp_path / "missing"), "--spec", str(SPEC), "-o", str(tmp_path / "k.yaml")])
+    assert code == 2  # a bad bag is an error message, not a traceback
     err = capsys.readouterr().err
+    assert err.startswith("simfid kernels: error: ") and err.count("\n") == 1
     assert "missing" in err and "cannot open" in err
     assert not (tmp_path / "k.yaml").exists()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sim_fidelity.reality_gap import load_kernels
-from sim_fidelity.oned.example import main
+from sim_fidelity.cli import main
 from sim_fidelity.oned.track import (ACCURACY, DEADLINE, LATE, Track, run_mission,
                                                  spring_policy)
 
@@ -25,7 +25,7 @@ def test_mission_rewards_follow_the_monitor():
 
 
 def test_example_shape_on_100_missions(tmp_path, capsys):
-    assert main(["oned", "--missions", "100", "--episodes", "400", "--seed", "0",
+    assert main(["example", "oned", "--missions", "100", "--episodes", "400", "--seed", "0",
                  "--plots", str(tmp_path / "plots"), "--bags", str(tmp_path / "work"),
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -13,7 +13,6 @@ import sys
 import time
 from typing import Any
 
-from .manager import FidelityManager
 from ..shutdown import Interrupted, raise_on_signals
 
 
@@ -35,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the world; returns the process exit code."""
-    from ..simulator.engine import MujocoEngine  # the one engine-specific import, kept local
+    from ..fidelity_manager.manager import FidelityManager
+    from ..simulator.engine import MujocoEngine
 
     summary: dict[str, Any] = {"world": args.world, "config": args.config, "samples": []}
     code = 0
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _loop(sim, manager: FidelityManager, args: argparse.Namespace, summary: dict) -> None:
+def _loop(sim, manager, args: argparse.Namespace, summary: dict) -> None:
     """Step and tick until ``args.duration``; records samples and totals into ``summary``."""
     wall0 = time.perf_counter()
     manager_wall, ticks = 0.0, 0

@@ -1,7 +1,7 @@
 """``simfid kernels generate`` and ``simfid kernels show``.
 
-:func:`register` adds the ``kernels`` command to the main ``simfid`` parser; ``python -m
-sim_fidelity.reality_gap.cli`` runs the same commands on their own.
+:func:`register` adds the ``kernels`` command to the main ``simfid`` parser; rosbags, tqdm and
+matplotlib load when a command runs.
 """
 from __future__ import annotations
 
@@ -9,15 +9,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
-
-from .bags import read_histories
-from .errors import RealityGapError
-from .kernel_file import load_kernels, save_kernels
-from .kernels import generate
-from .spec import load_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,17 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    try:
-        spec = load_spec(args.spec)
-        sim = read_histories(args.sim, spec)
-        real = read_histories(args.real, spec)
-        started = time.perf_counter()
-        result = generate(sim, real, spec, rollouts=args.rollouts, seed=args.seed,
-                          progress=not args.no_progress and sys.stderr.isatty())
-        elapsed = time.perf_counter() - started
-    except RealityGapError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    """Read the bags, generate the kernels and write the kernels file; print the summary."""
+    from ..reality_gap.bags import read_histories
+    from ..reality_gap.kernel_file import save_kernels
+    from ..reality_gap.kernels import generate
+    from ..reality_gap.spec import load_spec
+
+    spec = load_spec(args.spec)
+    sim = read_histories(args.sim, spec)
+    real = read_histories(args.real, spec)
+    started = time.perf_counter()
+    result = generate(sim, real, spec, rollouts=args.rollouts, seed=args.seed,
+                      progress=not args.no_progress and sys.stderr.isatty())
+    elapsed = time.perf_counter() - started
     summary = result.summary.to_dict()
     save_kernels(args.output, spec, result.kernels, summary)
     width = max(len(k) for k in summary)
@@ -70,19 +65,19 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    try:
-        loaded = load_kernels(args.kernels_file)
-        spec = loaded.spec
-        names = spec.state_names
-        axes = args.axes.split(",") if args.axes else names[:2]
-        unknown = [a for a in axes if a not in names]
-        if unknown or not 1 <= len(axes) <= 2:
-            print(f"error: --axes takes one or two of {names}", file=sys.stderr)
-            return 2
-        tracks = read_histories(args.over, spec) if args.over else None
-    except RealityGapError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    """Print a kernels file; with ``--plot``, draw the centres over the ``--over`` bags' tracks."""
+    from ..reality_gap.bags import read_histories
+    from ..reality_gap.errors import SpecError
+    from ..reality_gap.kernel_file import load_kernels
+
+    loaded = load_kernels(args.kernels_file)
+    spec = loaded.spec
+    names = spec.state_names
+    axes = args.axes.split(",") if args.axes else names[:2]
+    if any(a not in names for a in axes) or not 1 <= len(axes) <= 2:
+        raise SpecError(f"--axes {args.axes}: give one or two of the state components "
+                        f"{', '.join(names)} of {args.kernels_file}")
+    tracks = read_histories(args.over, spec) if args.over else None
     print(f"kernels file {args.kernels_file}: {len(loaded.kernels)} kernels, "
           f"spec {spec.hash[:19]}")
     for key, value in loaded.summary.items():
@@ -136,13 +131,3 @@ def _plot(path: Path, loaded, cols: list[int], labels: list[str], tracks) -> Non
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="simfid")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

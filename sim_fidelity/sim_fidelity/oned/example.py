@@ -1,4 +1,4 @@
-"""``simfid example oned``: the paper's 1-D example (section IV, Figs. 4 and 6) end to end.
+"""The paper's 1-D example (section IV, Figs. 4 and 6) end to end; ``simfid example oned`` runs it.
 
 1. *Design*: the original software (a saturated spring, ``track.spring_policy``) flies
    the missions on the design track; *Deploy*: the same missions on the track with difficult
@@ -17,9 +17,6 @@ the sum of the mission rewards so far over n; the figures plot it against n.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -169,7 +166,8 @@ def plot(outcome: Outcome, folder: Path) -> list[Path]:
     return out
 
 
-def _report(o: Outcome) -> str:
+def report(o: Outcome) -> str:
+    """The phases' Average Total Rewards, the kernels and the time spent, as text."""
     s = o.summary
     lines = [f"1-D example (paper 001, IV): {o.missions} missions, seed {o.seed}, difficult "
              f"regions {o.regions}", "", "phase      ATR"]
@@ -181,42 +179,3 @@ def _report(o: Outcome) -> str:
               f"Redes/K {o.kernel_hits['Redes/K']}",
               "time       " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())]
     return "\n".join(lines)
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``example oned`` to a ``simfid`` sub-command parser."""
-    example = subparsers.add_parser("example", help="worked examples of the papers")
-    sub = example.add_subparsers(dest="example_command", required=True)
-    p = sub.add_parser("oned", help="paper 001's 1-D example: design, deploy, kernels, redesign")
-    p.add_argument("--missions", type=int, default=1000, help="missions per phase (default 1000)")
-    p.add_argument("--episodes", type=int, help="SARSA training missions (default: missions)")
-    p.add_argument("--plots", type=Path, help="folder for oned_fig4.png and oned_fig6.png")
-    p.add_argument("--bags", type=Path, help="keep the bags and kernels file here")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=_main)
-
-
-def _main(args: argparse.Namespace) -> int:
-    outcome = run_example(args.missions, args.seed, args.episodes, args.bags,
-                          progress=sys.stderr.isatty() and not args.json)
-    plots = plot(outcome, args.plots) if args.plots else []
-    if args.json:
-        json.dump({**outcome.to_dict(), "plots": [str(p) for p in plots]}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(_report(outcome))
-        for path in plots:
-            print(f"plot       {path}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim_fidelity.oned.example")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["example", *(argv if argv is not None else sys.argv[1:])])
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

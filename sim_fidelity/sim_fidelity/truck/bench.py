@@ -226,32 +226,3 @@ def run(args: argparse.Namespace) -> int:
         for p in result.get("plots", []):
             print(f"plot {p}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``truck`` to the sub-commands of ``simfid bench``."""
-    p = subparsers.add_parser("truck", help="truck-unloading benchmark (paper 000, Fig. 4, 6, 7)",
-                              description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=("A", "B", "C"), default="B")
-    p.add_argument("--modes", default=",".join(MODES),
-                   help="comma-separated, of " + ",".join(MODES))
-    p.add_argument("--duration", type=float, default=60.0, help="sim seconds per run")
-    p.add_argument("--repeats", type=int, default=3, help="seeds 0..N-1, the same for every mode")
-    p.add_argument("--tick-period", type=float, default=TICK_PERIOD,
-                   help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
-    p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
-    p.add_argument("--plots", default=None, help="folder for the PNG figures")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.set_defaults(func=run)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim_fidelity.truck.bench")
-    register(parser.add_subparsers(dest="bench", required=True))
-    args = parser.parse_args(["truck", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

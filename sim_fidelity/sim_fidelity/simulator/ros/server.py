@@ -572,22 +572,6 @@ def main(args: list[str] | None = None) -> int:
     return run(args=args)
 
 
-def register(subparsers) -> None:
-    """``simfid serve WORLD.sdf [--rtf X] [--paused]``: the same node from the command line."""
-    p = subparsers.add_parser("serve", help="serve a world over simulation_interfaces (ROS 2)")
-    p.add_argument("world", help="SDF world file")
-    p.add_argument("--rtf", type=float, default=1.0, help="real-time factor; 0 = as fast as possible")
-    p.add_argument("--paused", action="store_true", help="start paused")
-    p.add_argument("--step-size", type=float, default=0.0, help="physics step override (s)")
-    p.add_argument("--publish-rate", type=float, default=50.0, help="state topics rate (Hz)")
-    p.add_argument("--odometry", nargs="*", default=[], help="models whose odometry is published")
-    p.add_argument("--sleep", action="store_true", help="turn on MuJoCo's sleeping islands")
-    p.set_defaults(func=lambda a: run({
-        "world": str(Path(a.world).resolve()), "real_time_factor": a.rtf, "paused": a.paused,
-        "step_size": a.step_size, "publish_rate": a.publish_rate,
-        "odometry": a.odometry or [""], "sleep": a.sleep}))
-
-
 if __name__ == "__main__":
     import sys
     sys.exit(main())

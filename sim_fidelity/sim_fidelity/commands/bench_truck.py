@@ -1,0 +1,29 @@
+"""``simfid bench truck``: the truck-unloading benchmark (:mod:`sim_fidelity.truck.bench`)."""
+from __future__ import annotations
+
+import argparse
+
+from ..truck.bench import MODES, TICK_PERIOD
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``truck`` to the sub-commands of ``simfid bench``."""
+    p = subparsers.add_parser("truck", help="truck-unloading benchmark (paper 000, Fig. 4, 6, 7)")
+    p.add_argument("--scenario", choices=("A", "B", "C"), default="B")
+    p.add_argument("--modes", default=",".join(MODES),
+                   help="comma-separated, of " + ",".join(MODES))
+    p.add_argument("--duration", type=float, default=60.0, help="sim seconds per run")
+    p.add_argument("--repeats", type=int, default=3, help="seeds 0..N-1, the same for every mode")
+    p.add_argument("--tick-period", type=float, default=TICK_PERIOD,
+                   help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
+    p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
+    p.add_argument("--plots", default=None, help="folder for the PNG figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every mode on the same seeds; print the table (or JSON) and the plots written."""
+    from ..truck.bench import run as run_bench
+
+    return run_bench(args)
