@@ -5,10 +5,11 @@
 #   make bootstrap  create/refresh .venv (no-op when nothing changed)
 #   make interfaces rebuild the interface packages (sim_fidelity_interfaces/, fallback_interfaces/*)
 #   make clean      remove build output and caches (keeps .venv); make distclean also removes .venv
-# Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1.
+# Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1,
+# SIMFID_VENV (the venv to make and use; default .venv).
 
 SHELL := /bin/bash
-VENV := $(CURDIR)/.venv
+VENV := $(if $(SIMFID_VENV),$(SIMFID_VENV),$(CURDIR)/.venv)
 PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 15 --repeats 1
