@@ -158,7 +158,7 @@ def test_simulation_interfaces_match_reference(kind, name, parts):
 
 
 def test_result_codes_used_by_the_project():
-    """The Result values DESIGN.md relies on, independent of the reference file."""
+    """The Result values docs/platform_notes.md states, independent of the reference file."""
     from simulation_interfaces.msg import Result
 
     assert (Result.RESULT_FEATURE_UNSUPPORTED, Result.RESULT_OK, Result.RESULT_NOT_FOUND,
