@@ -1,0 +1,178 @@
+"""Nodes under launch: started with the arguments launch_ros passes, stopped as launch stops them.
+
+``launch_ros``' ``Node(name=N, parameters=[file, {...}])`` runs the executable with
+``--ros-args -r __node:=N -r __ns:=/ --params-file FILE ...`` (a dict becomes a ``/**`` parameter
+file); launch stops all processes with SIGINT at the same moment, a terminal's Ctrl-C reaches
+each process twice (the process group, then launch), and SIGTERM follows when they linger.
+Each node must then exit 0 within SHUTDOWN_S, without a stack trace.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from ros_processes import REPO, Probe, next_domain, start_as_launch, wait_for
+
+pytest.importorskip("sim_fidelity_interfaces.msg", reason="interface packages not built")
+
+SHUTDOWN_S = 5.0
+WORLD = REPO / "worlds" / "truck_A.sdf"
+
+
+def launch_parameters(path: Path, parameters: dict) -> Path:
+    """The parameter file launch_ros writes for a Node's dict of parameters."""
+    path.write_text(yaml.dump({"/**": {"ros__parameters": parameters}}))
+    return path
+
+
+def logs(tmp: Path) -> str:
+    return "\n".join(f"--- {p.name}\n{p.read_text()[-2500:]}" for p in sorted(tmp.glob("*.log")))
+
+
+def stopped_within(procs: dict[str, subprocess.Popen], started: float, tmp: Path) -> dict[str, int]:
+    """Exit codes, once every process has exited; fails for one still running SHUTDOWN_S after
+    ``started`` (it is killed)."""
+    codes = {}
+    for name, proc in procs.items():
+        try:
+            codes[name] = proc.wait(max(0.0, started + SHUTDOWN_S - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for p in procs.values():
+                p.kill()
+            pytest.fail(f"{name} still running {SHUTDOWN_S:g} s after the signal\n{logs(tmp)}")
+    return codes
+
+
+def assert_clean(tmp: Path) -> None:
+    text = logs(tmp)
+    assert "Traceback" not in text and "terminate called" not in text, text
+
+
+@pytest.fixture
+def truck(tmp_path):
+    """truck.launch.py's three nodes on scenario A, each in a process group of its own, running:
+    the controller has started its first move and the manager has lowered trees."""
+    from sim_fidelity_interfaces.msg import FidelitySummary
+    from std_msgs.msg import String
+    domain = next_domain()
+    server = launch_parameters(tmp_path / "server.yaml", {
+        "world": str(WORLD), "real_time_factor": 1, "sleep": True, "sleep_tolerance": 0.01})
+    manager = launch_parameters(tmp_path / "manager.yaml", {
+        "config": str(REPO / "config" / "truck.yaml"), "preset": "adfi-3", "rate": 50,
+        "world_file": str(WORLD), "use_sim_time": True})
+    controller = launch_parameters(tmp_path / "controller.yaml", {
+        "world": "truck_A", "seed": 0, "action_topic": "/fidelity_manager/action",
+        "use_sim_time": True})
+    procs = {
+        "sim_server": start_as_launch("sim_server", domain, tmp_path / "sim_server.log", group=True,
+                                      params_files=(REPO / "config" / "sim_server.yaml", server)),
+        "fidelity_manager": start_as_launch("fidelity_manager", domain,
+                                            tmp_path / "fidelity_manager.log", group=True,
+                                            params_files=(manager,), params={"timeout": 10}),
+        "unloading_controller": start_as_launch("unloading_controller", domain,
+                                                tmp_path / "unloading_controller.log", group=True,
+                                                params_files=(controller,)),
+    }
+    probe = Probe(domain)
+    try:
+        phases = probe.capture(String, "/unloading_controller/phase")
+        summaries = probe.capture(FidelitySummary, "/fidelity_manager/summary")
+        assert wait_for(lambda: phases and summaries and summaries[-1].low > 0, 90.0), logs(tmp_path)
+        yield procs, probe, tmp_path
+    finally:
+        probe.close()
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_one_node_per_name_and_sigint_to_all_at_once(truck):
+    from rcl_interfaces.msg import ParameterType
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    procs, probe, tmp = truck
+    names = [n for n, _ns in probe.node.get_node_names_and_namespaces() if n != probe.node.get_name()]
+    assert sorted(names) == sorted(set(names)), names  # no name twice
+    assert set(names) == {"sim_server", "fidelity_manager", "fidelity_manager_sim_client",
+                          "unloading_controller", "unloading_controller_sim_client"}, names
+    listed = probe.call(ListParameters, "/fidelity_manager/list_parameters",
+                        ListParameters.Request()).result.names
+    assert {"config", "preset", "rate", "world_file"} <= set(listed), listed
+    rate = probe.call(GetParameters, "/fidelity_manager/get_parameters",
+                      GetParameters.Request(names=["rate"])).values[0]
+    assert (rate.type, rate.double_value) == (ParameterType.PARAMETER_DOUBLE, 50.0)  # given 50
+    listed = probe.call(ListParameters, "/unloading_controller/list_parameters",
+                        ListParameters.Request()).result.names
+    assert {"world", "seed", "action_topic"} <= set(listed), listed
+
+    started = time.monotonic()
+    for proc in procs.values():
+        proc.send_signal(signal.SIGINT)
+    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    assert_clean(tmp)
+
+
+def test_ctrl_c_twice_to_every_process_group(truck):
+    procs, _probe, tmp = truck
+    started = time.monotonic()
+    for _ in range(2):
+        for proc in procs.values():
+            os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    assert_clean(tmp)
+
+
+def test_simulator_gone_then_sigterm(truck):
+    """The server goes first (SIGTERM); the manager then reports in one line what it could not
+    restore, and it and the controller (whose sim-time timers no longer fire) exit 0 on SIGTERM."""
+    procs, _probe, tmp = truck
+    server = procs.pop("sim_server")
+    started = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    assert stopped_within({"sim_server": server}, started, tmp) == {"sim_server": 0}, logs(tmp)
+    started = time.monotonic()
+    for proc in procs.values():
+        proc.send_signal(signal.SIGTERM)
+    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    report = [line for line in (tmp / "fidelity_manager.log").read_text().splitlines()
+              if "could not restore" in line]
+    assert len(report) == 1 and "trees below HIGH (packet_" in report[0], logs(tmp)
+    assert_clean(tmp)
+
+
+def test_bad_parameters_and_a_missing_simulator_exit_2(tmp_path):
+    """Each fails at start with one line naming what is wrong, exit code 2, no stack trace."""
+    domain = next_domain()  # no simulator in this domain
+    truck = str(REPO / "config" / "truck.yaml")
+    cases = {  # name: (executable, parameters, what the error line says)
+        "preset": ("fidelity_manager", {"config": truck, "preset": "adfi-9"},
+                   "unknown preset 'adfi-9' (known: adfi-1, adfi-2, adfi-3, hifi)"),
+        "rate": ("fidelity_manager", {"config": truck, "rate": "fast"},
+                 "fidelity_manager: parameter 'rate' must be a number, got 'fast'"),
+        "seed": ("unloading_controller", {"world": "truck_A", "seed": 1.5},
+                 "unloading_controller: parameter 'seed' must be an integer, got 1.5"),
+        "paused": ("sim_server", {"world": str(WORLD), "paused": 1},
+                   "sim_server: parameter 'paused' must be a boolean, got 1"),
+        "kernel_rate": ("kernel_manager", {"kernels": "k.yaml", "rate": "often"},
+                        "kernel_manager: parameter 'rate' must be a number, got 'often'"),
+        "no_simulator": ("unloading_controller", {"world": "truck_A", "timeout": 1},
+                         "no simulator answers at /get_entities after 1 s"),
+    }
+    procs = {name: start_as_launch(exe, domain, tmp_path / f"{name}.log", params=params)
+             for name, (exe, params, _) in cases.items()}
+    for name, proc in procs.items():
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    for name, (_, _, says) in cases.items():
+        text = (tmp_path / f"{name}.log").read_text()
+        errors = [line for line in text.splitlines() if "[ERROR]" in line]
+        assert procs[name].returncode == 2 and len(errors) == 1 and says in errors[0], (name, text)
+    assert_clean(tmp_path)
