@@ -111,9 +111,9 @@ def test_state_round_trip_and_errors(sim):
         sim.set_states(["floating"], np.array([[0, 0, 1, 0, 0, 0, 0.0]]))
     with pytest.raises(UnknownEntityError):
         sim.get_states(["nosuch"])
-    req = sim.request("set_entity_state", entity="arm::rod")
+    req = sim.request("set_entity_state", entity="arm::rod")  # a jointed link: InvalidOperation
     req.state.pose.orientation.w = 1.0
-    assert code(sim.call("set_entity_state", req)) == Result.RESULT_OPERATION_FAILED
+    assert code(sim.call("set_entity_state", req)) == Result.RESULT_INCORRECT_STATE
     assert sim.get_states(["resting"])[0].shape == (1, 7)  # still serving
 
 
@@ -320,3 +320,103 @@ def test_server_exits_cleanly_on_sigint_and_rejects_bad_world(world_file, tmp_pa
     proc = start_node("sim_fidelity.simulator.ros.server", {"world": bad}, domain, tmp_path / "bad.log")
     assert proc.wait(60) != 0
     assert "bad.sdf" in (tmp_path / "bad.log").read_text()
+
+
+# ---------------------------------------------------------------------- the result-code table
+def test_result_table_maps_both_ways():
+    """Every typed error in the table survives a round trip server -> code -> client as itself,
+    or as the closest class the service can express; codes are the interfaces' own constants."""
+    from sim_fidelity_interfaces import srv as ours
+    from simulation_interfaces import srv as si
+
+    from sim_fidelity.simulator.ros import results
+    generic = {Result.RESULT_NOT_FOUND, Result.RESULT_FEATURE_UNSUPPORTED,
+               Result.RESULT_INCORRECT_STATE, Result.RESULT_OPERATION_FAILED}
+    services = [getattr(m, n) for m in (si, ours) for n in dir(m) if hasattr(getattr(m, n), "Response")]
+    errors = set(results.GENERIC) | set(results.SPECIFIC) | {UnsupportedLeverError}
+    for service in services:
+        response = service.Response
+        for error in errors:
+            code = results.code_for(error.__new__(error), response)
+            named = {getattr(response, n) for n in results.SPECIFIC.values() if hasattr(response, n)}
+            assert code in generic | named, (service, error, code)
+            assert issubclass(error, results.error_class(code, response)), (service, error, code)
+    spawn, states = si.SpawnEntity.Response, ours.GetStates.Response
+    from sim_fidelity.simulator.errors import EntityExistsError, InvalidPoseError, SdfError
+    assert results.code_for(EntityExistsError("x"), spawn) == spawn.NAME_NOT_UNIQUE
+    assert results.error_class(spawn.INVALID_POSE, spawn) is InvalidPoseError
+    assert results.error_class(si.SetEntityState.Response.INVALID_POSE,
+                               si.SetEntityState.Response) is InvalidPoseError
+    assert results.code_for(SdfError("bad"), spawn) == spawn.RESOURCE_PARSE_ERROR
+    assert results.code_for(InvalidPoseError("bad"), states) == Result.RESULT_OPERATION_FAILED
+    assert results.code_for(KeyError("a bug"), states) == Result.RESULT_OPERATION_FAILED
+
+
+def test_core_imports_no_rclpy():
+    """The protocol, engine, SDF loader and levers work without ROS."""
+    import subprocess
+    import sys
+    probe = ("import sys; import sim_fidelity.simulator, sim_fidelity.simulator.protocol, "
+             "sim_fidelity.simulator.engine, sim_fidelity.simulator.sdf, "
+             "sim_fidelity.simulator.levers; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('rclpy', 'rosidl_runtime_py', 'simulation_interfaces', 'sim_fidelity_interfaces')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------- shutdown
+SIGNALS = {"sigint": ((signal.SIGINT, 0.0),),
+           "sigint_twice": ((signal.SIGINT, 0.0), (signal.SIGINT, 0.01)),
+           "sigterm": ((signal.SIGTERM, 0.0),)}
+
+
+def test_server_stops_cleanly_on_signals(world_file, tmp_path):
+    """Playing as fast as it can (the stepper publishes /clock all the time) and publishing
+    odometry at 500 Hz, every server exits 0 within 5 s of the first signal, without a trace."""
+    procs = {}
+    for name in SIGNALS:
+        for i in range(2):
+            log = tmp_path / f"{name}_{i}.log"
+            procs[log] = (name, start_node(
+                "sim_fidelity.simulator.ros.server",
+                {"world": world_file, "real_time_factor": 0.0, "publish_rate": 500.0,
+                 "odometry": "['.*']"}, next_domain(), log))
+    try:
+        for log in procs:
+            assert wait_for(lambda: "world 'test'" in log.read_text(), 60.0), log.read_text()
+        time.sleep(0.5)  # stepping and publishing
+        started = {}
+        schedule = sorted((delay, log, sig) for log, (name, _) in procs.items()
+                          for sig, delay in SIGNALS[name])
+        t0 = time.monotonic()
+        for delay, log, sig in schedule:
+            time.sleep(max(0.0, t0 + delay - time.monotonic()))
+            procs[log][1].send_signal(sig)
+            started.setdefault(log, time.monotonic())
+        for log, (name, proc) in procs.items():
+            code = proc.wait(max(0.1, started[log] + 5.0 - time.monotonic()))
+            text = log.read_text()
+            assert code == 0, (name, code, text)
+            assert not any(bad in text for bad in ("Traceback", "RCLError", "Failed to publish")), \
+                (name, text)
+    finally:
+        for _, proc in procs.values():
+            stop(proc, signal.SIGKILL)
+
+
+def test_quitting_state_ends_the_server(world_file, tmp_path):
+    domain, log = next_domain(), tmp_path / "server.log"
+    proc = start_node("sim_fidelity.simulator.ros.server", {"world": world_file}, domain, log)
+    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    try:
+        sim.wait_for_server(30.0)
+        req = sim.request("set_simulation_state")
+        req.state.state = SimulationState.STATE_QUITTING
+        assert code(sim.call("set_simulation_state", req)) == Result.RESULT_OK
+        assert proc.wait(5.0) == 0, log.read_text()
+        assert "Traceback" not in log.read_text()
+    finally:
+        sim.close()
+        stop(proc, signal.SIGKILL)

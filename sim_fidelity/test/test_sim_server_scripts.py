@@ -198,4 +198,4 @@ def test_get_entity_bounds(probe):
         np.testing.assert_allclose(hi, [0.2] * 3, atol=1e-9)
     res = bounds("nosuch")
     assert res.result.result == Result.RESULT_NOT_FOUND and "nosuch" in res.result.error_message
-    assert bounds("unloader::arm_lift").result.result == Result.RESULT_OPERATION_FAILED
+    assert bounds("unloader::arm_lift").result.result == Result.RESULT_INCORRECT_STATE  # a joint

@@ -96,15 +96,6 @@ def sim(backend: Simulator) -> Simulator:
     return backend
 
 
-def result_table_gap(sim: Simulator, request) -> None:
-    """Expect the typed errors of the test to arrive as the root SimulatorError over ROS (strict:
-    the test fails once the client maps the codes, and this marker must go)."""
-    if type(sim).__name__ == "RosSimulator":
-        request.applymarker(pytest.mark.xfail(strict=True, raises=SimulatorError, reason=(
-            "RosSimulator maps RESULT_OPERATION_FAILED and RESOURCE_PARSE_ERROR to the root "
-            "SimulatorError; the result-code table of simulator/ros/ is being reworked (issue 12)")))
-
-
 # ---------------------------------------------------------------------- the scene
 def test_is_a_simulator(sim):
     assert isinstance(sim, Simulator)
@@ -184,9 +175,8 @@ def test_bad_states_raise_typed_errors(sim):
         sim.set_states(["nosuch"], poses=np.array([[0, 0, 1, 0, 0, 0, 1.0]]))
 
 
-def test_invalid_operations(sim, request):
+def test_invalid_operations(sim):
     """Well-formed requests that this entity or state does not allow: InvalidOperationError."""
-    result_table_gap(sim, request)
     with pytest.raises(InvalidOperationError):
         sim.set_states(["arm::rod"], poses=np.array([[0, 0, 1, 0, 0, 0, 1.0]]))  # jointed link
     if sim.features().deleting:
@@ -280,8 +270,7 @@ def test_spawn_and_delete(sim):
     assert sim.get_states(["resting"])[0].shape == (1, 7)  # the world is intact
 
 
-def test_spawn_rejects_bad_sdf(sim, request):
-    result_table_gap(sim, request)
+def test_spawn_rejects_bad_sdf(sim):
     if not sim.features().spawning:
         return  # declared (test_spawn_and_delete checks the refusal)
     with pytest.raises(SdfError, match="line|:1:"):

@@ -1,1 +1,1 @@
-"""The ROS 2 side of the simulator layer: the ``sim_server`` node, ``RosSimulator`` and conversions."""
+"""The ROS 2 side of the simulator layer: the ``sim_server`` node and ``RosSimulator``."""

@@ -14,13 +14,22 @@ import re
 import threading
 import time
 import xml.etree.ElementTree as ET
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rosgraph_msgs.msg import Clock
+from sim_fidelity_interfaces import srv as ours
+from simulation_interfaces import srv as si
+from simulation_interfaces.msg import SimulatorFeatures as F
 
-from ..errors import (InvalidOperationError, InvalidPoseError, SimulatorError,
-                     SimulatorTimeoutError, UnknownEntityError, UnsupportedLeverError)
+from ..errors import (InvalidOperationError, SimulatorError, SimulatorTimeoutError,
+                      UnknownEntityError, UnsupportedLeverError)
 from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState
+from ..sdf import load_world
+from .convert import pose_array, pose_msg, time_seconds, twist_array, twist_msg
+from .results import raise_for
 
 KINDS = [EntityKind.MODEL, EntityKind.LINK, EntityKind.JOINT, EntityKind.SENSOR, EntityKind.PLUGIN]
 FALLBACK_LEVERS = frozenset({Lever.DYNAMICS, Lever.COLLISION})
@@ -40,11 +49,6 @@ class RosSimulator:
                  node_name: str | None = None, namespace: str | None = None,
                  domain_id: int | None = None):
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from rosgraph_msgs.msg import Clock
-        from sim_fidelity_interfaces import srv as ours
-        from simulation_interfaces import srv as si
 
         self._context = None
         if domain_id is not None:  # a private context: talk to a simulator in another domain
@@ -97,7 +101,6 @@ class RosSimulator:
             pass
 
     def _on_clock(self, msg) -> None:
-        from .convert import time_seconds
         with self._clock_event:
             self._clock = time_seconds(msg.clock)
             self._clock_event.notify_all()
@@ -179,23 +182,19 @@ class RosSimulator:
                                         "be gone")
         return future.result()
 
-    @staticmethod
-    def _check(result, what: str, entity: str = "") -> None:
-        """Raise the protocol's error for a non-OK ``simulation_interfaces/Result``."""
-        from simulation_interfaces.msg import Result
-        code, msg = result.result, result.error_message or "no message"
-        if code == Result.RESULT_OK:
-            return
-        if code == Result.RESULT_NOT_FOUND:
-            named = re.search(r"'([^']+)'", msg)
-            raise UnknownEntityError(entity or (named.group(1) if named else "?"), f"{what}: {msg}")
-        if code == Result.RESULT_FEATURE_UNSUPPORTED:
-            raise InvalidOperationError(f"{what}: unsupported by the simulator: {msg}")
-        if code == Result.RESULT_INCORRECT_STATE:
-            raise InvalidOperationError(f"{what}: wrong simulation state: {msg}")
-        if code == 101 and what in ("set_entity_state", "spawn_entity"):
-            raise InvalidPoseError(f"{what} '{entity}': {msg}")
-        raise SimulatorError(f"{what}{' ' + repr(entity) if entity else ''} failed (code {code}): {msg}")
+    def _check(self, response, what: str, names: Sequence[str] = (),
+               lever: Lever | None = None) -> None:
+        """Raise the protocol's typed error for a non-OK result (the table in ``results.py``);
+        ``names``: the entities asked about, of which a NOT_FOUND answer names the unknown one."""
+        where = f"{what} '{names[0]}'" if len(names) == 1 else what
+        raise_for(response, where, unknown=lambda: self._unknown_among(names), lever=lever)
+
+    def _unknown_among(self, names: Sequence[str]) -> str:
+        """The first of ``names`` the simulator does not list ('?' when all are listed)."""
+        if len(names) == 1:
+            return names[0]
+        listed = self._entity_table()
+        return next((n for n in names if n not in listed), "?")
 
     # ------------------------------------------------------------------ the scene
     def _entity_table(self, fresh: bool = True) -> dict[str, EntityInfo]:
@@ -203,12 +202,12 @@ class RosSimulator:
         if fresh or self._info is None:
             if self.has_service("list_entities"):
                 res = self.call("list_entities")
-                self._check(res.result, "list_entities")
+                self._check(res, "list_entities")
                 self._info = {n: EntityInfo(n, KINDS[k], p, s, t) for n, k, p, s, t in
                               zip(res.names, res.kinds, res.parents, res.static_flags, res.types)}
             else:  # plain simulation_interfaces: entities with a state; '::' marks a link
                 res = self.call("get_entities")
-                self._check(res.result, "get_entities")
+                self._check(res, "get_entities")
                 self._info = {n: EntityInfo(n, EntityKind.LINK if "::" in n else EntityKind.MODEL,
                                             n.rsplit("::", 1)[0] if "::" in n else "")
                               for n in res.entities}
@@ -243,7 +242,7 @@ class RosSimulator:
 
     def _bounds(self, name: str, res) -> tuple[tuple, tuple]:
         """The box corners of one get_entity_bounds answer."""
-        self._check(res.result, "get_entity_bounds", name)
+        self._check(res, "get_entity_bounds", [name])
         if res.bounds.type == res.bounds.TYPE_EMPTY:
             return (np.nan,) * 3, (np.nan,) * 3
         if res.bounds.type != res.bounds.TYPE_BOX:
@@ -253,18 +252,17 @@ class RosSimulator:
 
     # ------------------------------------------------------------------ state
     def get_states(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        from .convert import pose_array, twist_array
         names = list(names)
         if not names:
             return np.zeros((0, 7)), np.zeros((0, 6))
         if self.has_service("get_states"):  # flat arrays: far cheaper than one message per entity
             res = self.call("get_states", self.request("get_states", entities=names))
-            self._check(res.result, "get_states", names[0] if len(names) == 1 else "")
+            self._check(res, "get_states", names)
             return (np.asarray(res.poses).reshape(-1, 7), np.asarray(res.twists).reshape(-1, 6))
         req = self._types["get_entities_states"].Request()
         req.filters.filter = "^(" + "|".join(re.escape(n) for n in set(names)) + ")$"
         res = self.call("get_entities_states", req)
-        self._check(res.result, "get_entities_states")
+        self._check(res, "get_entities_states", names)
         index = {n: i for i, n in enumerate(res.entities)}
         missing = [n for n in names if n not in index]
         if missing:
@@ -275,7 +273,6 @@ class RosSimulator:
 
     def set_states(self, names: Sequence[str], poses: np.ndarray | None = None,
                    twists: np.ndarray | None = None) -> None:
-        from .convert import pose_msg, twist_msg
         names = list(names)
         if not names or (poses is None and twists is None):
             return
@@ -286,9 +283,7 @@ class RosSimulator:
             if twists is not None:
                 req.twists = np.asarray(twists, float).ravel()
             res = self.call("set_states", req)
-            if res.result.result == type(res).INVALID_POSE:
-                raise InvalidPoseError(f"set_states: {res.result.error_message}")
-            self._check(res.result, "set_states", names[0] if len(names) == 1 else "")
+            self._check(res, "set_states", names)
             return
         if poses is None or twists is None:  # the Kilted service sets both: keep the other
             cur_p, cur_t = self.get_states(names)
@@ -303,7 +298,7 @@ class RosSimulator:
             req.state.pose, req.state.twist = pose_msg(p), twist_msg(t)
             futures.append((n, self._send("set_entity_state", req)))
         for n, f in futures:  # all in flight at once, then collect
-            self._check(self._wait("set_entity_state", f).result, "set_entity_state", n)
+            self._check(self._wait("set_entity_state", f), "set_entity_state", [n])
 
     def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
         """Override world-declared sensor values (``sensor_values.py``); NaN releases one."""
@@ -314,7 +309,7 @@ class RosSimulator:
                                         "settable sensor values (Gazebo has none)")
         req = self.request("set_sensor_values", names=list(names),
                            values=[float(v) for v in values])
-        self._check(self.call("set_sensor_values", req).result, "set_sensor_values")
+        self._check(self.call("set_sensor_values", req), "set_sensor_values", list(names))
 
     # ------------------------------------------------------------------ time
     def step(self, n: int = 1) -> None:
@@ -325,7 +320,7 @@ class RosSimulator:
         before = self._clock
         limit = max(self.timeout, n * 0.01)
         res = self.call("step_simulation", self._types["step_simulation"].Request(steps=n), limit)
-        self._check(res.result, "step_simulation")
+        self._check(res, "step_simulation")
         with self._clock_event:  # the server publishes /clock before it answers
             self._clock_event.wait_for(lambda: self._clock > before, timeout=1.0)
 
@@ -343,7 +338,7 @@ class RosSimulator:
 
     def sim_state(self) -> SimState:
         res = self.call("get_simulation_state")
-        self._check(res.result, "get_simulation_state")
+        self._check(res, "get_simulation_state")
         return SimState(res.state.state)
 
     def set_sim_state(self, state: SimState) -> None:
@@ -352,16 +347,15 @@ class RosSimulator:
         res = self.call("set_simulation_state", req)
         if res.result.result == type(res).ALREADY_IN_TARGET_STATE:
             return
-        self._check(res.result, "set_simulation_state")
+        self._check(res, "set_simulation_state")
 
     def reset(self) -> None:
         req = self._types["reset_simulation"].Request()
         req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
-        self._check(self.call("reset_simulation", req).result, "reset_simulation")
+        self._check(self.call("reset_simulation", req), "reset_simulation")
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
-        from .convert import pose_msg
         req = self._types["spawn_entity"].Request(name=name, resource_string=sdf)
         req.initial_pose.header.frame_id = "world"
         if pose is not None:
@@ -369,19 +363,16 @@ class RosSimulator:
         else:
             req.initial_pose.pose.orientation.w = 1.0
         res = self.call("spawn_entity", req)
-        if res.result.result == type(res).INVALID_POSE:
-            raise InvalidPoseError(f"spawn '{name}': {res.result.error_message}")
-        self._check(res.result, "spawn_entity", name)
+        self._check(res, "spawn_entity", [name])
         return res.entity_name
 
     def delete(self, name: str) -> None:
         res = self.call("delete_entity", self._types["delete_entity"].Request(entity=name))
-        self._check(res.result, "delete_entity", name)
+        self._check(res, "delete_entity", [name])
 
     # ------------------------------------------------------------------ fidelity levers
     def features(self) -> Features:
         if self._features is None:
-            from simulation_interfaces.msg import SimulatorFeatures as F
             f = self.call("get_simulator_features").features
             have = set(f.features)
             if self.has_service("get_levers"):
@@ -411,12 +402,7 @@ class RosSimulator:
             return
         req = self._types["set_lever"].Request(entities=names, lever=int(lever), enabled=enabled)
         res = self.call("set_lever", req)
-        if res.result.result == 2:
-            raise UnknownEntityError(res.failed_entities[0] if res.failed_entities else names[0],
-                                     res.result.error_message)
-        if res.result.result == 0:
-            raise UnsupportedLeverError(lever, why=res.result.error_message)
-        self._check(res.result, "set_lever")
+        self._check(res, "set_lever", list(res.failed_entities) or names, lever=lever)
 
     def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
         lever, names = Lever.of(lever), list(names)
@@ -425,7 +411,7 @@ class RosSimulator:
             return np.array([not self._lowered.get(n, {}).get(key, False) for n in names])
         res = self.call("get_levers", self._types["get_levers"].Request(entities=names,
                                                                          lever=int(lever)))
-        self._check(res.result, "get_levers")
+        self._check(res, "get_levers", names, lever=lever)
         return np.array(res.enabled, bool)
 
     # ------------------------------------------------------------------ static-copy fallback
@@ -434,7 +420,6 @@ class RosSimulator:
             if not self._world_file:
                 raise UnsupportedLeverError(Lever.DYNAMICS, model, "the simulator has no lever "
                                             "service; the static-copy fallback needs world_file=")
-            from ..sdf import load_world
             world = load_world(self._world_file)
             self._model_sdf = {n: r.sdf for n, r in world.models.items() if not r.parent}
         if model not in self._model_sdf:

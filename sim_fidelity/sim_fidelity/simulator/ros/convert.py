@@ -1,4 +1,4 @@
-"""Conversions between the protocol's numpy arrays and ROS messages (shared by server and client)."""
+"""Conversions between the protocol's numpy arrays and ROS messages (server and client)."""
 from __future__ import annotations
 
 import math

@@ -17,8 +17,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from rclpy.exceptions import InvalidTopicNameException
+from rclpy.node import Node
+
 from ..engine import MujocoEngine
 from ..scripts import Publication, Subscription, top_model
+from .convert import time_msg
 
 Endpoint = Subscription | Publication
 
@@ -32,11 +36,11 @@ def message_class(name: str) -> type:
 class ModelTopics:
     """Creates, serves and removes the model topics of one ``sim_server`` node.
 
-    Subscription callbacks and the readings of :meth:`publish` hold ``lock``; call :meth:`sync`
-    (under the lock) after every spawn or delete.
+    Subscription callbacks hold ``lock``; call :meth:`messages` and :meth:`sync` (after every
+    spawn or delete) under it.
     """
 
-    def __init__(self, node, engine: MujocoEngine, lock):
+    def __init__(self, node: Node, engine: MujocoEngine, lock):
         self.node, self.engine, self.lock = node, engine, lock
         self._handles: dict[tuple, tuple[Any, Endpoint, type]] = {}  # (owner, topic) -> ...
         self.sync()
@@ -54,25 +58,21 @@ class ModelTopics:
             if key not in self._handles:
                 self._create(key, endpoint)
 
-    def publish(self) -> None:
-        """Read every publication under the lock, then publish outside it."""
-        from .convert import time_msg
-        with self.lock:
-            pubs = [h for h in self._handles.values() if isinstance(h[1], Publication)]
-            if not pubs:
-                return
-            stamp = time_msg(self.engine.time)
-            out = [(h, cls, e.fields(self.engine)) for h, e, cls in pubs]
-        for handle, cls, fields in out:
-            msg = cls(**fields)
-            if hasattr(msg, "header"):
-                msg.header.stamp = stamp
-            elif hasattr(msg, "stamp"):
-                msg.stamp = stamp
-            handle.publish(msg)
+    def messages(self) -> list[tuple[Any, Any]]:
+        """(publisher, message) of every publication, stamped with sim time (under the lock)."""
+        stamp = time_msg(self.engine.time)
+        out = []
+        for handle, endpoint, cls in self._handles.values():
+            if isinstance(endpoint, Publication):
+                msg = cls(**endpoint.fields(self.engine))
+                if hasattr(msg, "header"):
+                    msg.header.stamp = stamp
+                elif hasattr(msg, "stamp"):
+                    msg.stamp = stamp
+                out.append((handle, msg))
+        return out
 
     def _create(self, key: tuple, endpoint: Endpoint) -> None:
-        from rclpy.exceptions import InvalidTopicNameException
         cls = message_class(endpoint.type)
         try:
             if isinstance(endpoint, Publication):
@@ -107,7 +107,7 @@ class ModelTopics:
             out[(model, topic)] = Publication(topic, "sensor_msgs/msg/JointState",
                                               self._joint_reader(model))
         for script in self.engine.scripts:
-            for endpoint in getattr(script, "ros_endpoints", lambda: [])():
+            for endpoint in getattr(script, "ros_endpoints", list)():
                 out[(script, endpoint.topic)] = endpoint
         return out
 
