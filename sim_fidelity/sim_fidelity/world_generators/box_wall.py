@@ -3,13 +3,16 @@
 The default is the lever benchmark's wall: 5 deep x 10 wide x 10 high of 0.4 m boxes (500), named
 ``box_<i>_<j>_<k>`` (depth, width, height).
 
-    python -m sim_fidelity.world_generators.box_wall [--depth 5 --width 10 --height 10] [-o worlds/box_wall.sdf]
+    python -m sim_fidelity.world_generators.box_wall [--depth 5 --width 10 --height 10] [-o FILE]
+
+(default output: the package's ``worlds/box_wall.sdf``).
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ..data import data_dir
 from .sdf_text import box_model, ground_plane, world
 
 EDGE = 0.4  # m
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--width", type=int, default=10)
     parser.add_argument("--height", type=int, default=10)
-    parser.add_argument("-o", "--output", default="worlds/box_wall.sdf")
+    parser.add_argument("-o", "--output", default=str(data_dir("worlds") / "box_wall.sdf"))
     args = parser.parse_args(argv)
     Path(args.output).write_text(wall_sdf(args.depth, args.width, args.height))
 

@@ -4,7 +4,9 @@ The boxes (``box_<i>_<j>_<k>``, 0.2 m, 1 kg) rest on the ground and on each othe
 ``nx x ny x nz`` block whose near face is at ``x = x0``; the ``robot`` stand-in is a 0.4 m box
 floating just above the ground at ``x = -1`` that tests and benchmarks move with ``set_states``.
 
-    python -m sim_fidelity.world_generators.stack_test [--nx 5 --ny 5 --nz 2] [-o worlds/stack_test.sdf]
+    python -m sim_fidelity.world_generators.stack_test [--nx 5 --ny 5 --nz 2] [-o FILE]
+
+(default output: the package's ``worlds/stack_test.sdf``).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data import data_dir
 from .sdf_text import box_model, ground_plane, world
 
 BOX = 0.2  # edge length [m]
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nx", type=int, default=5)
     parser.add_argument("--ny", type=int, default=5)
     parser.add_argument("--nz", type=int, default=2)
-    parser.add_argument("-o", "--output", default="worlds/stack_test.sdf")
+    parser.add_argument("-o", "--output", default=str(data_dir("worlds") / "stack_test.sdf"))
     args = parser.parse_args(argv)
     Path(args.output).write_text(stack_sdf(args.nx, args.ny, args.nz))
 

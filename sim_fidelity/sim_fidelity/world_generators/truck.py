@@ -22,7 +22,9 @@ from 3 m (deep rows far from the door); C = 539 packets: a low pile of 150 near 
 from 5.5 m. :func:`settle` simulates the packets alone in MuJoCo until they rest and the world
 file is written with the settled poses, so the scene starts at rest (``test/test_truck_scenarios``).
 
-    python -m sim_fidelity.world_generators.truck [--scenarios A B C] [--seed 0] [-o worlds]
+    python -m sim_fidelity.world_generators.truck [--scenarios A B C] [--seed 0] [-o DIR]
+
+(default output: the package's ``worlds/``).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data import data_dir
 from ..simulator.poses import quat_to_rpy
 from .errors import WorldGenerationError
 
@@ -305,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("-o", "--output-dir", default="worlds")
+    parser.add_argument("-o", "--output-dir", default=str(data_dir("worlds")))
     args = parser.parse_args(argv)
     for s in args.scenarios:
         text, speed = scenario_sdf(s, args.seed)

@@ -20,13 +20,17 @@ Every active joint is driven by a ``gz::sim::systems::JointPositionController`` 
 file works in Gazebo); the belts are emulated by the ``sim_fidelity_conveyor`` plugin
 (:mod:`sim_fidelity.truck.conveyor`). Robot links have gravity off (the servos hold them).
 
-    python -m sim_fidelity.world_generators.unloader [-o models/unloader]
+    python -m sim_fidelity.world_generators.unloader [-o DIR]
+
+(default output: the package's ``models/unloader/``).
 """
 from __future__ import annotations
 
 import argparse
 import math
 from pathlib import Path
+
+from ..data import data_dir
 
 ROWS, COLS, PITCH = 5, 9, 0.10  # plunger grid on the plate (z rows, y columns)
 CUP_RADIUS, CUP_LENGTH = 0.04, 0.02
@@ -230,7 +234,7 @@ MODEL_CONFIG = """<?xml version="1.0"?>
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--output-dir", default="models/unloader")
+    parser.add_argument("-o", "--output-dir", default=str(data_dir("models") / "unloader"))
     args = parser.parse_args(argv)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
