@@ -28,10 +28,9 @@ from ..errors import (InvalidOperationError, SimulatorError, SimulatorTimeoutErr
                       UnknownEntityError, UnsupportedLeverError)
 from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState
 from ..sdf import load_world
-from .convert import pose_array, pose_msg, time_seconds, twist_array, twist_msg
+from .convert import KINDS_OF_CODES, pose_array, pose_msg, time_seconds, twist_array, twist_msg
 from .results import raise_for
 
-KINDS = [EntityKind.MODEL, EntityKind.LINK, EntityKind.JOINT, EntityKind.SENSOR, EntityKind.PLUGIN]
 FALLBACK_LEVERS = frozenset({Lever.DYNAMICS, Lever.COLLISION})
 
 
@@ -203,7 +202,7 @@ class RosSimulator:
             if self.has_service("list_entities"):
                 res = self.call("list_entities")
                 self._check(res, "list_entities")
-                self._info = {n: EntityInfo(n, KINDS[k], p, s, t) for n, k, p, s, t in
+                self._info = {n: EntityInfo(n, KINDS_OF_CODES[k], p, s, t) for n, k, p, s, t in
                               zip(res.names, res.kinds, res.parents, res.static_flags, res.types)}
             else:  # plain simulation_interfaces: entities with a state; '::' marks a link
                 res = self.call("get_entities")

@@ -6,6 +6,16 @@ import math
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, Quaternion, Twist, Vector3
+from sim_fidelity_interfaces.srv import ListEntities
+
+from ..protocol import EntityKind
+
+KIND_CODES = {EntityKind.MODEL: ListEntities.Request.KIND_MODEL,  # ~/list_entities' kind codes
+              EntityKind.LINK: ListEntities.Request.KIND_LINK,
+              EntityKind.JOINT: ListEntities.Request.KIND_JOINT,
+              EntityKind.SENSOR: ListEntities.Request.KIND_SENSOR,
+              EntityKind.PLUGIN: ListEntities.Request.KIND_PLUGIN}
+KINDS_OF_CODES = {code: kind for kind, code in KIND_CODES.items()}
 
 
 def time_msg(seconds: float) -> Time:

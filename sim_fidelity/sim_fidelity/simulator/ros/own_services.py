@@ -19,18 +19,13 @@ from sim_fidelity_interfaces.srv import (
 
 from ..engine import MujocoEngine
 from ..errors import InvalidPoseError, UnknownEntityError, UnsupportedFeatureError
-from ..protocol import EntityKind, Lever
+from ..protocol import Lever
 from ..sensor_values import SensorValues
+from .convert import KIND_CODES, KINDS_OF_CODES
 from .publishers import Publishers
 from .stepping import Stepper
 
 Handler = Callable[[Any, Any], None]
-KIND_CODES = {EntityKind.MODEL: ListEntities.Request.KIND_MODEL,
-              EntityKind.LINK: ListEntities.Request.KIND_LINK,
-              EntityKind.JOINT: ListEntities.Request.KIND_JOINT,
-              EntityKind.SENSOR: ListEntities.Request.KIND_SENSOR,
-              EntityKind.PLUGIN: ListEntities.Request.KIND_PLUGIN}
-KINDS_OF_CODES = {code: kind for kind, code in KIND_CODES.items()}
 
 
 class OwnServices:

@@ -39,7 +39,6 @@ class SimServer:
                  serve_levers: bool = True):
         self.node, self.engine = node, engine
         self.lock = threading.RLock()
-        self._stopped = threading.Event()
         engine.set_sim_state(SimState.PAUSED if paused else SimState.PLAYING)
         sensor_values = SensorValues(engine)
         self.model_topics = ModelTopics(node, engine, self.lock)
@@ -63,9 +62,6 @@ class SimServer:
 
     def stop(self) -> None:
         """Stop publishing, then stepping (joined); idempotent."""
-        if self._stopped.is_set():
-            return
-        self._stopped.set()
         self.publishers.close()
         self.stepper.stop()
 
