@@ -25,6 +25,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable, Union
 
+from .errors import SimFidelityError
+
 ParamValue = Union[bool, int, float, str, list]
 Cleanup = Callable[[], int]  # undo what the node did; returns an exit code (0: all restored)
 Start = Callable[[object, dict, ExitStack], Union[Cleanup, None]]
@@ -34,7 +36,7 @@ TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a s
               list: "a list of strings"}
 
 
-class ParameterError(Exception):
+class ParameterError(SimFidelityError):
     """A parameter given to a node has the wrong type or a value outside its choices."""
 
     def __init__(self, node: str, name: str, problem: str):
