@@ -75,15 +75,13 @@ class Publishers:
         self._sensors = [(node.create_publisher(Bool if s.kind == "bool" else Float64, s.topic,
                                                 QUEUE), s.kind) for s in sensor_values.sensors]
         self._window_start = (time.perf_counter(), engine.time)
-        self._timers = [node.create_timer(1.0, self._publish_performance)]
+        node.create_timer(1.0, self._publish_performance)
         if publish_rate > 0:  # a spawned robot may bring topics, so the timer runs regardless
-            self._timers.append(node.create_timer(1.0 / publish_rate, self.publish_states))
+            node.create_timer(1.0 / publish_rate, self.publish_states)
 
     def close(self) -> None:
-        """Publish nothing from now on; idempotent."""
+        """Publish nothing from now on (the timers may still fire: they find the gate shut)."""
         self.gate.close()
-        for timer in self._timers:
-            timer.cancel()
 
     def publish_clock(self) -> None:
         """``/clock`` at the engine's time (the caller holds the engine lock)."""
