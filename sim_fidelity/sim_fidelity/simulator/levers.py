@@ -9,9 +9,10 @@ Mechanisms (MuJoCo 4.0; `test_engine.py` checks each one applied, observed and u
 Changed bodies are woken (sleeping islands must not see their parameters change).
 
 * DYNAMICS off: the body's DoFs get a damping of HOLD_FACTOR times their inertia per step
-  (integrated implicitly, so stable) and zero velocity, and gravity compensation; the body stays where it is but still collides with
-  dynamic bodies. Two held bodies do not collide with each other (``contype = 0``), which removes
-  their contact pairs from collision detection and the solver.
+  (integrated implicitly, so stable) and zero velocity, and gravity compensation; the body stays
+  where it is but still collides with dynamic bodies. Two held bodies do not collide with each
+  other (``contype = 0``), which removes their contact pairs from collision detection and the
+  solver.
 * COLLISION off: ``contype = conaffinity = 0`` on the body's geoms.
 * GRAVITY off: ``body_gravcomp = 1`` (needs at least one gravity-compensated body at compile time:
   the engine adds an anchor body).
