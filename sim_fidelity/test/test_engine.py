@@ -5,6 +5,7 @@ from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import (EntityKind, InvalidOperationError, InvalidPoseError, Lever,
                                     SimState, Simulator, UnknownEntityError)
+from sim_fidelity.simulator.errors import UnsupportedFeatureError
 from sim_fidelity.simulator.engine import MujocoEngine
 
 
@@ -217,3 +218,16 @@ def test_step_hooks_run_after_every_step_in_order(engine):
     engine.step(1)
     assert [c[0] for c in calls] == ["first", "second", "first", "second", "second"]
     assert [c[1] for c in calls] == pytest.approx([0.001, 0.001, 0.002, 0.002, 0.003])
+
+
+def test_bad_arguments_raise_typed_errors(engine):
+    with pytest.raises(UnsupportedFeatureError, match="kinds"):
+        engine.entities("shape")
+    with pytest.raises(InvalidOperationError, match="regular expression"):
+        engine.entities(pattern="([unclosed")
+    with pytest.raises(InvalidOperationError, match="PLAYING, PAUSED or STOPPED"):
+        engine.set_sim_state(17)
+    with pytest.raises(InvalidOperationError, match="not a sensor"):
+        engine.sensor_enabled("resting")
+    with pytest.raises(InvalidPoseError, match=r"\(2, 7\)"):
+        engine.set_states(["resting", "floating"], np.zeros(7))

@@ -22,6 +22,7 @@ from sim_fidelity.simulator import (EntityKind, InvalidOperationError, InvalidPo
                                     SdfError, Simulator, SimulatorError, SimState,
                                     UnknownEntityError, UnsupportedLeverError)
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.errors import EntityExistsError, InvalidNameError
 
 NESTED = """
     <model name="probe">
@@ -256,7 +257,11 @@ def test_spawn_and_delete(sim):
         np.testing.assert_allclose(sim.get_states(["spawned"])[0][0, :3], [0, 4, 1], atol=1e-9)
         with pytest.raises(InvalidPoseError):
             sim.spawn("bad_pose", NEW_BOX, np.array([0, 0, 1, 0, 0, 0, 2.0]))
-        assert "bad_pose" not in sim.entities()
+        with pytest.raises(EntityExistsError, match="spawned"):
+            sim.spawn("spawned", NEW_BOX)
+        with pytest.raises(InvalidNameError):
+            sim.spawn("outer::spawned", NEW_BOX)
+        assert "bad_pose" not in sim.entities() and "outer::spawned" not in sim.entities()
     finally:
         if f.deleting:
             sim.delete(name)

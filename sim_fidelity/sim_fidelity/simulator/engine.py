@@ -12,8 +12,9 @@ import numpy as np
 
 from . import poses as pose_math
 from .actuators import ControllerRecord, add_controller_actuators
-from .errors import (InvalidOperationError, InvalidPoseError, SdfError, SimulatorError,
-                     UnknownEntityError, UnsupportedLeverError)
+from .errors import (EntityExistsError, InvalidNameError, InvalidOperationError, InvalidPoseError,
+                     SdfError, SimulatorError, UnknownEntityError, UnsupportedFeatureError,
+                     UnsupportedLeverError)
 from .entity_index import EntityIndex
 from .hooks import StepHooks
 from .levers import ActuatorLevers, BodyLevers
@@ -112,8 +113,16 @@ class MujocoEngine:
 
     # ------------------------------------------------------------------ the scene
     def entities(self, kind: EntityKind | None = None, pattern: str | None = None) -> list[str]:
-        kind = EntityKind(kind) if kind is not None else None
-        rx = re.compile(pattern) if pattern else None
+        try:
+            kind = EntityKind(kind) if kind is not None else None
+        except ValueError:
+            raise UnsupportedFeatureError(f"no entity kind {kind!r}; kinds: "
+                                          f"{', '.join(k.value for k in EntityKind)}") from None
+        try:
+            rx = re.compile(pattern) if pattern else None
+        except re.error as e:
+            raise InvalidOperationError(f"entity pattern {pattern!r} is not a regular "
+                                        f"expression: {e}") from None
         return [n for n, info in self.index.info.items()
                 if (kind is None or info.kind == kind) and (rx is None or rx.search(n))]
 
@@ -268,9 +277,10 @@ class MujocoEngine:
         return self._state
 
     def set_sim_state(self, state: SimState) -> None:
-        state = SimState(state)
         if state not in (SimState.PLAYING, SimState.PAUSED, SimState.STOPPED):
-            raise InvalidOperationError(f"cannot switch to {state.name}")
+            name = state.name if isinstance(state, SimState) else repr(state)
+            raise InvalidOperationError(f"cannot switch to {name}: PLAYING, PAUSED or STOPPED")
+        state = SimState(state)
         if state == SimState.STOPPED:
             self.reset()
         self._state = state
@@ -298,6 +308,11 @@ class MujocoEngine:
                 pose[3:] = pose_math.normalized_or_raise(pose[3:])
             except InvalidPoseError as e:
                 raise InvalidPoseError(f"spawn pose of '{name}': {e}") from None
+        if name and name in self.world.models:
+            raise EntityExistsError(f"an entity named '{name}' exists in world "
+                                    f"'{self.world.name}'")
+        if name and "::" in name:
+            raise InvalidNameError(f"'{name}' is not a valid model name: '::' separates scopes")
         added = add_models(self.world, sdf, name=name or None, pose=pose, source=source)
         new_plugins = {p for p, r in self.world.plugins.items()
                        if any(r.parent == a or r.parent.startswith(a + "::") for a in added)}
@@ -510,12 +525,18 @@ class MujocoEngine:
         return lo, hi
 
     def sensor_enabled(self, name: str) -> bool:
-        self.entity_info(name)
-        return self._sensor_on[name]
+        """Is the sensor's SENSOR lever on."""
+        return self._flag(name, EntityKind.SENSOR, self._sensor_on)
 
     def script_enabled(self, name: str) -> bool:
-        self.entity_info(name)
-        return self._plugin_on[name]
+        """Is the plugin's SCRIPT lever on."""
+        return self._flag(name, EntityKind.PLUGIN, self._plugin_on)
+
+    def _flag(self, name: str, kind: EntityKind, flags: dict[str, bool]) -> bool:
+        found = self.entity_info(name).kind
+        if found != kind:
+            raise InvalidOperationError(f"'{name}' is a {found.value}, not a {kind.value}")
+        return flags[name]
 
 
 def _rows(values, names: list[str], width: int, what: str) -> np.ndarray:
