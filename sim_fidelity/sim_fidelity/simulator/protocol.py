@@ -2,7 +2,9 @@
 
 Two implementations exist: :class:`~sim_fidelity.simulator.engine.MujocoEngine` (in-process) and
 :class:`~sim_fidelity.simulator.ros.client.RosSimulator` (a client of the ``simulation_interfaces``
-services, served by Gazebo or by our ``sim_server``). Managers never import MuJoCo.
+services, served by Gazebo or by our ``sim_server``). Managers never import MuJoCo. Every
+implementation passes one conformance suite (``test/test_simulator_conformance.py``); what one
+lacks by design it declares in :meth:`Simulator.features`.
 
 Conventions
 -----------
