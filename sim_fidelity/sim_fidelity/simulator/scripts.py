@@ -8,7 +8,8 @@ instance per top-level model and filename, over all that model's plugins of that
    script needs in the model (e.g. inactive weld constraints);
 2. ``cls(engine, model, plugins)`` once the engine is built (or the model spawned);
 3. ``instance(engine)`` after every physics step, in ascending ``cls.step_order`` (default 0),
-   then in the world's plugin order;
+   then in the world's plugin order (the engine's :class:`~.hooks.StepHooks` run the
+   :class:`Scripts`, which runs its instances);
 4. ``instance.recompiled(engine, body_map)`` after every later recompile (spawn or delete):
    indices into the model are stale, ``body_map[old_id]`` is a body's new id (-1: deleted);
    instances of a deleted model are dropped;
