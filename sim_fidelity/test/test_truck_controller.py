@@ -1,12 +1,11 @@
 """The unloading controller on a small wall, and the benchmark's JSON on a tiny run."""
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 
-from sim_fidelity.truck import bench
+from sim_fidelity.cli import main
 from sim_fidelity.truck.controller import NOSE_TIP, UnloadingController, run
 from sim_fidelity.truck.robot import load_truck
 from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
@@ -28,11 +27,8 @@ def test_short_run_unloads_packets_and_announces_actions(tmp_path):
 
 
 def test_bench_json_schema_on_a_tiny_run(capsys):
-    parser = argparse.ArgumentParser()
-    bench.register(parser.add_subparsers())
-    args = parser.parse_args(["truck", "--scenario", "A", "--modes", "hifi,adfi-3", "--duration",
-                              "0.1", "--repeats", "1", "--json", "--no-progress"])
-    assert args.func(args) == 0
+    assert main(["bench", "truck", "--scenario", "A", "--modes", "hifi,adfi-3", "--duration",
+                 "0.1", "--repeats", "1", "--json", "--no-progress"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["scenario"] == "A" and result["modes"] == ["hifi", "adfi-3"]
     assert len(result["runs"]) == 2 and result["seeds"] == [0]
