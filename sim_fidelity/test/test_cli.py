@@ -24,7 +24,8 @@ def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subs:
         return [path]
-    return [leaf for name, child in subs[0].choices.items() for leaf in _leaves(child, (*path, name))]
+    return [leaf for name, child in subs[0].choices.items()
+            for leaf in _leaves(child, (*path, name))]
 
 
 LEAVES = _leaves(cli.build_parser())

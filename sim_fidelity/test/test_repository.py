@@ -51,7 +51,8 @@ def test_no_file_cites_anything_outside_the_repository():
 
 
 def test_the_scan_finds_each_kind_of_reference():
-    samples = ["see DESIGN" + ".md", "seeds in ../" + "shared/seeds", "python at /wor" + "k/main/.venv"]
+    samples = ["see DESIGN" + ".md", "seeds in ../" + "shared/seeds",
+               "python at /wor" + "k/main/.venv"]
     for sample, pattern in zip(samples, OUTSIDE.values()):
         assert pattern.search(sample), sample
     assert not any(p.search("docs/platform_notes.md, ./work/x, rework/y") for p in OUTSIDE.values())

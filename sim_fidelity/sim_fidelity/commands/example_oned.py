@@ -1,4 +1,4 @@
-"""``simfid example oned``: paper 001's 1-D example end to end (:mod:`sim_fidelity.oned.example`)."""
+"""``simfid example oned``: paper 001's 1-D example end to end (`oned/example.py`)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,8 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``oned`` to the sub-commands of ``simfid example``."""
-    p = subparsers.add_parser("oned", help="paper 001's 1-D example: design, deploy, kernels, redesign")
+    p = subparsers.add_parser("oned", help="paper 001's 1-D example: design, deploy, kernels, "
+                                           "redesign")
     p.add_argument("--missions", type=int, default=1000, help="missions per phase (default 1000)")
     p.add_argument("--episodes", type=int, help="SARSA training missions (default: missions)")
     p.add_argument("--plots", type=Path, help="folder for oned_fig4.png and oned_fig6.png")

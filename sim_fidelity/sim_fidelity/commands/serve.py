@@ -10,7 +10,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``serve`` to the ``simfid`` sub-commands."""
     p = subparsers.add_parser("serve", help="serve a world over simulation_interfaces (ROS 2)")
     p.add_argument("world", help="SDF world file")
-    p.add_argument("--rtf", type=float, default=1.0, help="real-time factor; 0 = as fast as possible")
+    p.add_argument("--rtf", type=float, default=1.0,
+                   help="real-time factor; 0 = as fast as possible")
     p.add_argument("--paused", action="store_true", help="start paused")
     p.add_argument("--step-size", type=float, default=0.0, help="physics step override (s)")
     p.add_argument("--publish-rate", type=float, default=50.0, help="state topics rate (Hz)")

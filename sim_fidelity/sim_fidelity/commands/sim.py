@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(f"world            {args.world}\n"
-              f"sim time         {engine.time:.3f} s ({steps} steps of {engine.step_size * 1e3:g} ms)\n"
+              f"sim time         {engine.time:.3f} s "
+              f"({steps} steps of {engine.step_size * 1e3:g} ms)\n"
               f"wall time        {wall:.3f} s\n"
               f"real-time factor {rtf:.2f}")
     return 0
