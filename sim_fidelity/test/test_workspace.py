@@ -232,6 +232,7 @@ def test_the_bootstrap_install_has_the_same_layout():
     assert (VENV / "share" / "ament_index" / "resource_index" / "packages" / "sim_fidelity").exists()
     for folder in DATA:
         assert (VENV / "share" / "sim_fidelity" / folder).is_dir()
+    assert (VENV / "share" / "sim_fidelity" / "package.xml").is_file()
     for name in console_scripts():
         assert os.access(VENV / "lib" / "sim_fidelity" / name, os.X_OK), name
     assert os.access(VENV / "bin" / "simfid", os.X_OK)
