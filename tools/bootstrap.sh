@@ -160,10 +160,11 @@ importable() {  # importable <package>: can the venv's Python import every modul
   (cd / && "$PYTHON" -c "$code" >/dev/null 2>&1)
 }
 
-# What a rebuild of sim_fidelity depends on: its packaging files and the names of the data
-# files it installs (their contents and the Python sources are symlinked, so edits need none).
+# What a rebuild of sim_fidelity depends on: where the repository is (the links point there), its
+# packaging files and the names of the data files it installs (their contents and the Python
+# sources are linked, so edits need none).
 sim_fidelity_inputs() {
-  (cd "$ROOT/sim_fidelity" && cat setup.py setup.cfg package.xml \
+  (cd "$ROOT/sim_fidelity" && echo "$ROOT" && cat setup.py setup.cfg package.xml \
      && find resource launch config worlds models -type f ! -name '*.pyc' | LC_ALL=C sort)
 }
 
