@@ -1,11 +1,12 @@
 """sim_server over ROS 2: service round trips and the cost of a client polling states.
 
-Starts sim_server in a separate process (loopback only, its own DDS domain) and measures, in one run:
+Starts sim_server in a separate process (loopback only, its own DDS domain) and measures in one run:
 * GetEntitiesStates of the 500 boxes of the lever wall (one batched call), and the same states
   through our flat-array ~/get_states,
 * a batch lever change (SetLever) of 450 boxes, down and up,
 * the server's real-time factor (its ~/performance topic) on the revolute-joint world running as
-  fast as possible, alternating windows without and with a client polling the pendulum states at 50 Hz.
+  fast as possible, alternating windows without and with a client polling the pendulum states at
+  50 Hz.
 Not a test.
 
     .venv/bin/python bench/server_roundtrip.py [--repeats 20] [--window 5] [--json]
@@ -36,11 +37,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def start_server(world: Path, domain: int, **params) -> subprocess.Popen:
-    args = [sys.executable, "-m", "sim_fidelity.simulator.ros.server", "--ros-args", "-p", f"world:={world}"]
+    args = [sys.executable, "-m", "sim_fidelity.simulator.ros.server", "--ros-args",
+            "-p", f"world:={world}"]
     for k, v in params.items():
         args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
-    return subprocess.Popen(args, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(args, env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def timed(fn, repeats: int) -> np.ndarray:

@@ -148,17 +148,19 @@ def test_simulation_state_transitions(sim):
 def test_spawn_and_delete_with_result_codes(sim):
     assert sim.spawn("spawned", NEW_BOX, np.array([0, 4, 1, 0, 0, 0, 1.0])) == "spawned"
     assert sim.get_states(["spawned"])[0][0, 1] == pytest.approx(4.0)
-    res = sim.call("spawn_entity", sim.request("spawn_entity", name="spawned", resource_string=NEW_BOX))
+    spawn = sim.request("spawn_entity", name="spawned", resource_string=NEW_BOX)
+    res = sim.call("spawn_entity", spawn)
     assert code(res) == type(res).NAME_NOT_UNIQUE
     res = sim.call("spawn_entity", sim.request("spawn_entity", name="spawned", allow_renaming=True,
                                                resource_string=NEW_BOX))
     assert code(res) == Result.RESULT_OK and res.entity_name == "spawned_1"
-    res = sim.call("spawn_entity", sim.request("spawn_entity", name="bad",
-                                               resource_string="<sdf version='1.9'><model name='x'><link"))
-    assert code(res) == type(res).RESOURCE_PARSE_ERROR and "line" in res.result.error_message.lower() \
-        or ":1:" in res.result.error_message
-    res = sim.call("spawn_entity", sim.request("spawn_entity", name="urdf",
-                                               resource_string="<robot name='r'><link name='a'/></robot>"))
+    broken = "<sdf version='1.9'><model name='x'><link"
+    res = sim.call("spawn_entity", sim.request("spawn_entity", name="bad", resource_string=broken))
+    message = res.result.error_message
+    assert code(res) == type(res).RESOURCE_PARSE_ERROR
+    assert ":1:" in message or "line" in message.lower(), message
+    urdf = "<robot name='r'><link name='a'/></robot>"
+    res = sim.call("spawn_entity", sim.request("spawn_entity", name="urdf", resource_string=urdf))
     assert code(res) == type(res).UNSUPPORTED_FORMAT
     res = sim.call("spawn_entity", sim.request("spawn_entity", name="nothing"))
     assert code(res) == type(res).NO_RESOURCE
@@ -207,9 +209,10 @@ def test_node_with_use_sim_time_follows_clock(served):
     try:
         sim.step(123)
         target = sim.time
-        assert wait_for(lambda: (ex.spin_once(timeout_sec=0.05),
-                                 node.get_clock().now().nanoseconds * 1e-9)[1] == pytest.approx(target, abs=1e-6),
-                        10.0)
+        def follows() -> bool:
+            ex.spin_once(timeout_sec=0.05)
+            return node.get_clock().now().nanoseconds * 1e-9 == pytest.approx(target, abs=1e-6)
+        assert wait_for(follows, 10.0)
     finally:
         ex.shutdown()
         node.destroy_node()
@@ -254,7 +257,7 @@ def test_client_times_out_clearly_when_server_is_killed(world_file, tmp_path):
 
 
 def test_static_copy_fallback_without_lever_services(world_file, tmp_path):
-    """A server like Gazebo's (no lever services): levers fall back to a static copy of the model."""
+    """A server like Gazebo's (no lever services): levers fall back to a static copy of a model."""
     domain = next_domain()
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world_file, "paused": True, "serve_levers": False},
@@ -317,7 +320,8 @@ def test_server_exits_cleanly_on_sigint_and_rejects_bad_world(world_file, tmp_pa
     bad.write_text("<sdf version='1.9'><world name='w'><model name='m'><link name='l'>"
                    "<collision name='c'><geometry><box><size>1 1</size></box></geometry>"
                    "</collision></link></model></world></sdf>")
-    proc = start_node("sim_fidelity.simulator.ros.server", {"world": bad}, domain, tmp_path / "bad.log")
+    proc = start_node("sim_fidelity.simulator.ros.server", {"world": bad}, domain,
+                      tmp_path / "bad.log")
     assert proc.wait(60) != 0
     assert "bad.sdf" in (tmp_path / "bad.log").read_text()
 
