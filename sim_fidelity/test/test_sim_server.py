@@ -361,6 +361,7 @@ def test_result_table_maps_both_ways():
 # ---------------------------------------------------------------------- shutdown
 SIGNALS = {"sigint": ((signal.SIGINT, 0.0),),
            "sigint_twice": ((signal.SIGINT, 0.0), (signal.SIGINT, 0.01)),
+           "sigint_in_cleanup": ((signal.SIGINT, 0.0), (signal.SIGINT, 0.15)),
            "sigterm": ((signal.SIGTERM, 0.0),)}
 
 
