@@ -25,8 +25,10 @@ def generate_launch_description():
     return LaunchDescription([
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
                                os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
-        DeclareLaunchArgument("world", default_value=os.path.join(share, "worlds", "stack_test.sdf")),
-        DeclareLaunchArgument("config", default_value=os.path.join(share, "config", "stack_test.yaml")),
+        DeclareLaunchArgument("world",
+                              default_value=os.path.join(share, "worlds", "stack_test.sdf")),
+        DeclareLaunchArgument("config",
+                              default_value=os.path.join(share, "config", "stack_test.yaml")),
         DeclareLaunchArgument("preset", default_value="adfi-2",
                               description="one of the config's presets (stack_test.yaml: hifi, "
                                           "adfi-1, adfi-2, adfi-3)"),
@@ -37,7 +39,8 @@ def generate_launch_description():
         Node(package="sim_fidelity", executable="sim_server", name="sim_server", output="screen",
              condition=IfCondition(LaunchConfiguration("sim_server")),
              parameters=[os.path.join(share, "config", "sim_server.yaml"),
-                         {"world": world, "real_time_factor": LaunchConfiguration("real_time_factor")}]),
+                         {"world": world,
+                          "real_time_factor": LaunchConfiguration("real_time_factor")}]),
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
              output="screen", on_exit=Shutdown(reason="fidelity_manager exited"),
              parameters=[{"config": LaunchConfiguration("config"),

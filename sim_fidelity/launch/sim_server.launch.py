@@ -19,8 +19,8 @@ def generate_launch_description():
         # DDS discovery stays on this machine unless the user decides otherwise.
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
                                os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
-        DeclareLaunchArgument("world", description="SDF world file",
-                              default_value=os.path.join(share, "worlds", "revolute_joint_test.sdf")),
+        DeclareLaunchArgument("world", description="SDF world file", default_value=os.path.join(
+            share, "worlds", "revolute_joint_test.sdf")),
         DeclareLaunchArgument("real_time_factor", default_value="1.0",
                               description="target real-time factor; 0 = as fast as possible"),
         DeclareLaunchArgument("paused", default_value="false", choices=BOOL,

@@ -12,8 +12,7 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import (DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable,
-                            Shutdown)
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable, Shutdown
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -30,7 +29,8 @@ def _nodes(context):
         Node(package="sim_fidelity", executable="sim_server", name="sim_server", output="screen",
              condition=IfCondition(LaunchConfiguration("sim_server")),
              parameters=[os.path.join(share, "config", "sim_server.yaml"),
-                         {"world": world, "real_time_factor": LaunchConfiguration("real_time_factor"),
+                         {"world": world,
+                          "real_time_factor": LaunchConfiguration("real_time_factor"),
                           "sleep": LaunchConfiguration("sleep"),
                           "sleep_tolerance": 0.01}]),  # as load_truck (truck/robot.py)
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",

@@ -64,7 +64,8 @@ class Param:
               int: isinstance(value, int) and not isinstance(value, bool),
               float: isinstance(value, (int, float)) and not isinstance(value, bool),
               str: isinstance(value, str),
-              list: isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)}[kind]
+              list: (isinstance(value, (list, tuple))
+                     and all(isinstance(v, str) for v in value))}[kind]
         if not ok:
             raise ParameterError(node, name, f"must be {TYPE_NAMES[kind]}, got {value!r}")
         if self.choices and value not in self.choices:

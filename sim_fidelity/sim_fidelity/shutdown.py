@@ -17,7 +17,8 @@ class Interrupted(KeyboardInterrupt):
 
 
 @contextmanager
-def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[list[int]]:
+def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+                     ) -> Iterator[list[int]]:
     """Within the block the first of ``signums`` raises :class:`Interrupted`; later ones are
     recorded in the yielded list but do not raise, so clean-up (restoring fidelity) is not cut
     short. Previous handlers come back on exit; after a signal, though, the process is stopping

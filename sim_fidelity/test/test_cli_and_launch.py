@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import yaml
 from ros_processes import console_scripts
-
 from sim_fidelity.node_parameters import BY_EXECUTABLE
 from sim_fidelity.ros_node import Param, ParameterError
 
@@ -93,10 +92,11 @@ class LaunchFile:
         if isinstance(expr, ast.Call) and _called(expr) == "LaunchConfiguration":
             options = self.choices(ast.literal_eval(expr.args[0]))
             return [yaml.safe_load(o) for o in options] if typed else options
-        if isinstance(expr, ast.Call) and _called(expr) == "perform":  # LaunchConfiguration(..).perform
+        if isinstance(expr, ast.Call) and _called(expr) == "perform":  # LaunchConfiguration(x)
             return self.values(expr.func.value, typed=False)
         if isinstance(expr, ast.Call) and _called(expr) == "join":  # os.path.join(share, ...)
-            assert getattr(expr.args[0], "id", "") == "share", f"{self.path.name}: join of a non-share path"
+            assert getattr(expr.args[0], "id", "") == "share", \
+                f"{self.path.name}: join of a non-share path"
             paths = [""]
             for arg in expr.args[1:]:
                 paths = [str(Path(p, v)) for p in paths for v in self.values(arg, typed=False)]
@@ -171,7 +171,8 @@ def test_launch_file_names_only_what_exists(launch):
 def test_truck_launch_offers_the_configs_presets():
     from sim_fidelity.fidelity_manager.config import FidelityConfig
     lf = LaunchFile(REPO / "launch" / "truck.launch.py")
-    assert set(lf.choices("preset")) == set(FidelityConfig.load(REPO / "config" / "truck.yaml").presets)
+    presets = FidelityConfig.load(REPO / "config" / "truck.yaml").presets
+    assert set(lf.choices("preset")) == set(presets)
     assert lf.choices("scenario") and all(
         (REPO / "worlds" / f"truck_{s}.sdf").exists() for s in lf.choices("scenario"))
 

@@ -31,12 +31,14 @@ class FidelityManagerNode:
     def __init__(self, node, manager, rate: float):
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+        from std_msgs.msg import String
+
         from sim_fidelity_interfaces.msg import FidelitySummary
         from sim_fidelity_interfaces.srv import GetFidelity, SetFidelity
-        from std_msgs.msg import String
 
         self.node, self.manager = node, manager
         self.lock = threading.Lock()  # one tick or service call at a time
+        self.stopping = False  # set by restore(): a tick's simulator error is then expected
         self.last_report = None
         self.tick_ms: list[float] = []
         group = MutuallyExclusiveCallbackGroup()
@@ -53,11 +55,17 @@ class FidelityManagerNode:
     def _tick(self) -> None:
         from sim_fidelity_interfaces.msg import FidelitySummary
 
+        from ..simulator.errors import SimulatorError
         from ..simulator.ros.convert import time_msg
         with self.lock:
-            if self.manager.closed:  # restoring: no more ticks
+            if self.manager.closed:  # restored: no more ticks
                 return
-            report = self.manager.tick()
+            try:
+                report = self.manager.tick()
+            except SimulatorError:
+                if self.stopping:  # the simulator went first; restore() tells what is left
+                    return
+                raise
         self.last_report = report
         self.tick_ms = (self.tick_ms + [report.wall * 1e3])[-100:]
         self._summary.publish(FidelitySummary(
@@ -74,7 +82,8 @@ class FidelityManagerNode:
                     res.trees = self.manager.release(list(req.trees))
                     res.message = f"released {len(res.trees)} trees to their signalers"
                 else:
-                    res.trees = self.manager.set_fidelity(list(req.trees), Level(req.level), hold=True)
+                    res.trees = self.manager.set_fidelity(list(req.trees), Level(req.level),
+                                                          hold=True)
                     res.message = f"holding {len(res.trees)} trees at {Level(req.level).name}"
             res.success = True
         except (KeyError, ValueError, SimulatorError) as e:
@@ -111,7 +120,8 @@ class FidelityManagerNode:
         report = self.last_report
         status = DiagnosticStatus(name="fidelity_manager", hardware_id="sim_fidelity")
         if report is None:
-            status.level, status.message = DiagnosticStatus.WARN, "no tick yet (is /clock advancing?)"
+            status.level = DiagnosticStatus.WARN
+            status.message = "no tick yet (is /clock advancing?)"
         else:
             status.level, status.message = DiagnosticStatus.OK, (
                 f"{report.counts['high']} high, {report.counts['medium']} medium, "
@@ -133,6 +143,7 @@ def restore(adapter: FidelityManagerNode, sim, log) -> int:
     from .levels import Level
 
     manager = adapter.manager
+    adapter.stopping = True
     sim.limit_waits(RESTORE_BUDGET_S)
     started = time.perf_counter()
     with adapter.lock:  # after the tick in flight, if any

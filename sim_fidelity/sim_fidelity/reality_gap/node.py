@@ -121,7 +121,8 @@ def main(args: list[str] | None = None) -> int:
             return 0
         return release
 
-    return run_node("kernel_manager", KERNEL_MANAGER, start, errors=(RealityGapError, SimulatorError),
+    return run_node("kernel_manager", KERNEL_MANAGER, start,
+                    errors=(RealityGapError, SimulatorError),
                     args=args)
 
 

@@ -36,8 +36,9 @@ class RosUnloader:
 
     def __init__(self, node, sim, model: str, world: str, packet_pattern: str):
         from sensor_msgs.msg import JointState
-        from sim_fidelity_interfaces.msg import SuctionState
         from std_msgs.msg import Bool, Empty, Float64, UInt32
+
+        from sim_fidelity_interfaces.msg import SuctionState
 
         from ..simulator.errors import UnknownEntityError
         from ..simulator.protocol import EntityKind
@@ -61,7 +62,8 @@ class RosUnloader:
         self._hold = node.create_publisher(Empty, f"/model/{model}/suction/hold", 10)
         node.create_subscription(JointState, f"/world/{world}/model/{model}/joint_state",
                                  self._on_joints, 10)
-        node.create_subscription(SuctionState, f"/model/{model}/suction/state", self._on_suction, 10)
+        node.create_subscription(SuctionState, f"/model/{model}/suction/state", self._on_suction,
+                                 10)
         node.create_subscription(UInt32, f"/model/{model}/unloaded", self._on_unloaded, 10)
 
     # --- subscriptions ---------------------------------------------------------------------------
@@ -133,6 +135,7 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     from std_msgs.msg import String
 
     from ..ros_node import ParameterError
+    from ..simulator.errors import SimulatorError
     from ..simulator.ros.client import RosSimulator
     if not values["world"]:
         raise ParameterError(node.get_name(), "world",
@@ -144,11 +147,18 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])
     actions = node.create_publisher(String, values["action_topic"], 10)
     phases = node.create_publisher(String, "~/phase", 10)
-    state: dict[str, UnloadingController | int] = {"phases": 0}
+    state: dict[str, UnloadingController | int | bool] = {"phases": 0}
     log = node.get_logger()
     log.info(f"{len(robot.packets)} packets in '{values['world']}'; waiting for joint states")
 
     def tick() -> None:
+        try:
+            step()
+        except SimulatorError:
+            if not state.get("stopping"):
+                raise  # else the simulator went first: nothing to tell
+
+    def step() -> None:
         controller = state.get("controller")
         if controller is None:
             if not robot.ready:
@@ -163,6 +173,7 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     node.create_timer(CONTROL_PERIOD, tick)  # ROS time: follows /clock
 
     def cleanup() -> int:
+        state["stopping"] = True
         sim.limit_waits(SHUTDOWN_WAIT_S)  # the simulator may be gone already
         robot.suction_on(False)
         if robot.ready:

@@ -147,14 +147,15 @@ class RosSimulator:
 
     def _await(self, done, limit: float, poll: float = math.inf) -> bool:
         """Wait until ``done()``, at most ``limit`` s and not past the deadline of limit_waits;
-        ``poll``: re-check every so often (for conditions nothing notifies)."""
+        ``poll``: re-check every so often (for conditions nothing notifies; under limit_waits,
+        at least every 50 ms, as the graph may change)."""
         end = time.monotonic() + limit
         with self._answers:
             while not done():
                 left = min(end, self._deadline) - time.monotonic()
                 if left <= 0:
                     return False
-                self._answers.wait(min(left, poll))
+                self._answers.wait(min(left, poll, 0.05 if self._deadline < math.inf else poll))
         return True
 
     def _notify(self, _future=None) -> None:
@@ -172,11 +173,17 @@ class RosSimulator:
         return client.call_async(request if request is not None else self._types[key].Request())
 
     def _wait(self, key: str, future, timeout: float | None = None):
+        client = self._clients[key]
         future.add_done_callback(self._notify)
         started = time.monotonic()
-        if not self._await(future.done, timeout or self.timeout):
-            self._clients[key].remove_pending_request(future)
-            raise SimulatorTimeoutError(f"{self._clients[key].srv_name} did not answer within "
+
+        def answered_or_gone() -> bool:  # under limit_waits, a server off the graph won't answer
+            return future.done() or (self._deadline < math.inf and not client.service_is_ready())
+
+        self._await(answered_or_gone, timeout or self.timeout)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise SimulatorTimeoutError(f"{client.srv_name} did not answer within "
                                         f"{time.monotonic() - started:.1f} s: the simulator may "
                                         "be gone")
         return future.result()
