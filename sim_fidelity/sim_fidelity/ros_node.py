@@ -102,6 +102,8 @@ class Spinner:
     def __init__(self, node, threads: int):
         from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
+        self.log = node.get_logger()
+
         self.executor = (MultiThreadedExecutor(num_threads=threads) if threads > 1
                          else SingleThreadedExecutor())
         self.executor.add_node(node)
@@ -126,9 +128,19 @@ class Spinner:
 
     def stop(self) -> None:
         """Stop executing callbacks; those in flight get ``SHUTDOWN_WAIT_S``."""
+        from rclpy.exceptions import InvalidHandle
+
         self.executor.shutdown(timeout_sec=SHUTDOWN_WAIT_S)
         if self.thread.is_alive():
             self.thread.join(SHUTDOWN_WAIT_S)
+        # rclpy 9 (Kilted): MultiThreadedExecutor.shutdown destroys its guard condition before
+        # its thread pool runs the handlers still queued; each then fails on the guard ("cannot
+        # use Destroyable") without having done any work, and rclpy would print the error when
+        # the task is collected. Fetch those; report anything else a last callback raised.
+        for task in getattr(self.executor, "_futures", ()):
+            error = task.exception() if task.done() else None
+            if error is not None and not isinstance(error, InvalidHandle):
+                self.log.warning(f"a callback failed while the node stopped: {error}")
 
 
 def run_node(name: str, table: dict[str, Param], start: Start, *,
