@@ -1,5 +1,4 @@
 """ament_python package sim_fidelity."""
-from glob import glob
 import os
 
 from setuptools import find_packages, setup
@@ -51,7 +50,8 @@ setup(
             "manual = sim_fidelity.fidelity_manager.signalers.manual:ManualSignaler",
             "schedule = sim_fidelity.fidelity_manager.signalers.schedule:ScheduleSignaler",
         ],
-        "sim_fidelity.scripts": [  # SDF <plugin filename="..."> -> script class (simulator/scripts.py)
+        # SDF <plugin filename="..."> -> script class (simulator/scripts.py)
+        "sim_fidelity.scripts": [
             "sim_fidelity_suction = sim_fidelity.truck.suction:Suction",
             "sim_fidelity_conveyor = sim_fidelity.truck.conveyor:Conveyor",
         ],

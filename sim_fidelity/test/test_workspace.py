@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from catkin_pkg.packages import find_packages
-
 from ros_processes import Probe, next_domain, stop
 
 PKG = Path(__file__).resolve().parents[1]
@@ -57,8 +56,9 @@ def readme_command(program: str) -> list[str]:
     return shlex.split(found[0])
 
 
-def console_scripts() -> set[str]:
-    tree = ast.parse((PKG / "setup.py").read_text())
+def console_scripts(pkg: Path) -> set[str]:
+    """The names of the ``console_scripts`` entry points in ``pkg``'s setup.py."""
+    tree = ast.parse((pkg / "setup.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
@@ -67,11 +67,11 @@ def console_scripts() -> set[str]:
     raise AssertionError("setup.py declares no console_scripts")
 
 
-def launch_defaults() -> dict[str, list[str]]:
-    """Per launch file, the glob patterns of the share files it joins onto the share directory
-    (an f-string part becomes ``*``)."""
+def launch_defaults(pkg: Path) -> dict[str, list[str]]:
+    """Per launch file of ``pkg``, the glob patterns of the share files it joins onto the share
+    directory (an f-string part becomes ``*``)."""
     out = {}
-    for launch in sorted((PKG / "launch").glob("*.launch.py")):
+    for launch in sorted((pkg / "launch").glob("*.launch.py")):
         patterns = []
         for call in ast.walk(ast.parse(launch.read_text())):
             if not (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "join"):
@@ -126,15 +126,17 @@ def workspace(tmp_path_factory) -> dict:
     assert command[:2] == ["colcon", "build"], command
     env = underlay_env()
     assert shutil.which("colcon", path=env["PATH"]) == str(VENV / "bin" / "colcon")
-    build = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True, timeout=900)
+    build = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True,
+                           timeout=900, check=False)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     install = ws / "install"
-    return {"ws": ws, "install": install, "env": sourced_env(install, env)}
+    return {"ws": ws, "install": install, "env": sourced_env(install, env),
+            "pkg": ws / "src" / REPO.name / "sim_fidelity"}
 
 
 def run_python(code: str, env: dict[str, str]) -> str:
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -162,22 +164,22 @@ def test_ament_index_finds_the_share_directory_and_the_code(workspace):
                    str(install / "sim_fidelity" / SITE / "sim_fidelity" / "__init__.py"),
                    str(install / "sim_fidelity_interfaces" / SITE / "sim_fidelity_interfaces"
                        / "srv" / "__init__.py")]
-    share = Path(out[0])
+    share, pkg = Path(out[0]), workspace["pkg"]
     for folder in DATA:  # every data file of the source, installed with the same content
-        source = sorted(p.relative_to(PKG) for p in (PKG / folder).rglob("*")
+        source = sorted(p.relative_to(pkg) for p in (pkg / folder).rglob("*")
                         if p.is_file() and p.suffix != ".pyc")
         assert source, folder
         for rel in source:
-            assert (share / rel).read_bytes() == (PKG / rel).read_bytes(), rel
-    for launch, patterns in launch_defaults().items():
+            assert (share / rel).read_bytes() == (pkg / rel).read_bytes(), rel
+    for launch, patterns in launch_defaults(pkg).items():
         for pattern in patterns:
             assert list(share.glob(pattern)), f"{launch} names {pattern}: not in {share}"
-    assert (share / "package.xml").read_bytes() == (PKG / "package.xml").read_bytes()
+    assert (share / "package.xml").read_bytes() == (pkg / "package.xml").read_bytes()
 
 
 def test_every_console_script_is_where_ros2_run_looks(workspace):
     lib = workspace["install"] / "sim_fidelity" / "lib" / "sim_fidelity"
-    scripts = console_scripts()
+    scripts = console_scripts(workspace["pkg"])
     assert {"sim_server", "fidelity_manager", "kernel_manager", "unloading_controller"} <= scripts
     for name in scripts:
         assert os.access(lib / name, os.X_OK), f"{lib / name} missing or not executable"
@@ -214,7 +216,8 @@ def test_colcon_and_rosdep_crawl_find_only_our_packages():
     assert set(crawled) == OURS
     listed = subprocess.run([str(VENV / "bin" / "colcon"), "--log-base", os.devnull, "list",
                              "--names-only", "--base-paths", str(REPO)],
-                            capture_output=True, text=True, timeout=60, env=underlay_env())
+                            capture_output=True, text=True, timeout=60, env=underlay_env(),
+                            check=False)
     assert listed.returncode == 0, listed.stderr
     assert set(listed.stdout.split()) == OURS
     for name, pkg in crawled.items():
@@ -222,25 +225,23 @@ def test_colcon_and_rosdep_crawl_find_only_our_packages():
                 + pkg.test_depends + pkg.build_export_depends + pkg.buildtool_export_depends}
         assert deps, name
         unknown = deps - KILTED_PACKAGES - ROSDEP_KEYS - OURS
-        assert not unknown, f"{name}/package.xml: {sorted(unknown)} is neither a Kilted package " \
-                            "nor a rosdep key"
+        assert not unknown, (f"{name}/package.xml: {sorted(unknown)} is neither a Kilted "
+                             "package nor a rosdep key")
 
 
 def test_the_bootstrap_install_has_the_same_layout():
     """The venv (tools/bootstrap.sh) is a colcon install of the same package: share, index,
     nodes, and ``get_package_share_directory`` without sourcing anything."""
-    assert (VENV / "share" / "ament_index" / "resource_index" / "packages" / "sim_fidelity").exists()
+    index = VENV / "share" / "ament_index" / "resource_index" / "packages"
+    assert (index / "sim_fidelity").exists()
     for folder in DATA:
         assert (VENV / "share" / "sim_fidelity" / folder).is_dir()
     assert (VENV / "share" / "sim_fidelity" / "package.xml").is_file()
-    for name in console_scripts():
+    for name in console_scripts(PKG):
         assert os.access(VENV / "lib" / "sim_fidelity" / name, os.X_OK), name
     assert os.access(VENV / "bin" / "simfid", os.X_OK)
     env = {k: v for k, v in os.environ.items() if k not in ("AMENT_PREFIX_PATH", "PYTHONPATH")}
-    out = subprocess.run([sys.executable, "-c",
-                          "from ament_index_python.packages import get_package_share_directory "
-                          "as s; import sim_fidelity; print(s('sim_fidelity'))"],
-                         env=env, cwd="/", capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(VENV / "share" / "sim_fidelity")
+    out = run_python("from ament_index_python.packages import get_package_share_directory as s\n"
+                     "import sim_fidelity\nprint(s('sim_fidelity'))", env)
+    assert out.strip() == str(VENV / "share" / "sim_fidelity")
 
