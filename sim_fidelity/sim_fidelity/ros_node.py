@@ -165,7 +165,7 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
 
     log = get_logger(name)
     code = 0
-    with raise_on_signals():
+    with raise_on_signals(ignore_after=True):
         try:
             with ExitStack() as stack:
                 rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)

@@ -17,13 +17,13 @@ class Interrupted(KeyboardInterrupt):
 
 
 @contextmanager
-def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
-                     ) -> Iterator[list[int]]:
+def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), *,
+                     ignore_after: bool = False) -> Iterator[list[int]]:
     """Within the block the first of ``signums`` raises :class:`Interrupted`; later ones are
     recorded in the yielded list but do not raise, so clean-up (restoring fidelity) is not cut
-    short. Previous handlers come back on exit; after a signal, though, the process is stopping
-    and further ones (a terminal's Ctrl-C reaches a launched node twice) are ignored to the end.
-    Outside the main thread this does nothing.
+    short. Previous handlers come back on exit, except with ``ignore_after`` once a signal came:
+    a process stopping on it (a node) then ignores further ones to its end (a terminal's Ctrl-C
+    reaches a launched node twice). Outside the main thread this does nothing.
     """
     received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
@@ -40,4 +40,4 @@ def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
         yield received
     finally:
         for s, h in previous.items():
-            signal.signal(s, signal.SIG_IGN if received else h)
+            signal.signal(s, signal.SIG_IGN if received and ignore_after else h)
