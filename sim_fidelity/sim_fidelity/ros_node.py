@@ -155,18 +155,19 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
     ``overrides`` win over the command line's parameters; ``use_sim_time`` is imposed (managers
     and the controller tick on ``/clock``; the simulator publishes it).
     """
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    import rclpy
-    from rclpy.logging import get_logger
-    from rclpy.parameter import Parameter
-    from rclpy.signals import SignalHandlerOptions
-
     from .shutdown import Interrupted, raise_on_signals
 
-    log = get_logger(name)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    log = None  # rclpy's logger, once rclpy is imported
     code = 0
-    with raise_on_signals(ignore_after=True):
+    with raise_on_signals(ignore_after=True):  # from before rclpy loads: a signal there counts
         try:
+            import rclpy
+            from rclpy.logging import get_logger
+            from rclpy.parameter import Parameter
+            from rclpy.signals import SignalHandlerOptions
+
+            log = get_logger(name)
             with ExitStack() as stack:
                 rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
                 stack.callback(rclpy.try_shutdown)
@@ -187,7 +188,7 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
                     if cleanup is not None:
                         code = cleanup()
         except Interrupted as e:  # while starting, or during a failed start's clean-up
-            log.info(str(e))
+            (print if log is None else log.info)(str(e))
         except (ParameterError, *errors) as e:
             log.error(str(e))
             code = 2
