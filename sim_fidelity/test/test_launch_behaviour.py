@@ -102,11 +102,14 @@ def test_one_node_per_name_and_sigint_to_all_at_once(truck):
     from rcl_interfaces.msg import ParameterType
     from rcl_interfaces.srv import GetParameters, ListParameters
     procs, probe, tmp = truck
-    names = [n for n, _ns in probe.node.get_node_names_and_namespaces()
-             if n != probe.node.get_name()]
-    assert sorted(names) == sorted(set(names)), names  # no name twice
-    assert set(names) == {"sim_server", "fidelity_manager", "fidelity_manager_sim_client",
-                          "unloading_controller", "unloading_controller_sim_client"}, names
+    expected = ["fidelity_manager", "fidelity_manager_sim_client", "sim_server",
+                "unloading_controller", "unloading_controller_sim_client"]
+
+    def graph() -> list[str]:
+        return sorted(n for n, _ns in probe.node.get_node_names_and_namespaces()
+                      if n != probe.node.get_name())
+    assert wait_for(lambda: set(graph()) >= set(expected), 10.0), graph()  # discovery done
+    assert graph() == expected  # each name once, nothing else
     listed = probe.call(ListParameters, "/fidelity_manager/list_parameters",
                         ListParameters.Request()).result.names
     assert {"config", "preset", "rate", "world_file"} <= set(listed), listed
