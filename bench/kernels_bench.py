@@ -15,8 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sim_fidelity.reality_gap import (History, Kernel, KernelSet, Spec, generate, read_history,
-                                      write_run)
+from sim_fidelity.reality_gap import (
+    History,
+    Kernel,
+    KernelSet,
+    Spec,
+    generate,
+    read_history,
+    write_run,
+)
 
 WAYPOINTS = np.array([[0.0, 0.0], [5.0, 15.0], [-5.0, 15.0], [0.0, 0.0]])
 STEPS = 20  # samples per mission

@@ -108,14 +108,14 @@ def polling_cost(domain: int, window: float, rounds: int) -> dict:
             quiet += [r for t, r in perf if start + 1.0 < t <= time.monotonic()]
             stop = threading.Event()
 
-            def poll():
+            def poll(stop: threading.Event) -> None:
                 nonlocal polls
                 while not stop.is_set():
                     t0 = time.monotonic()
                     sim.get_states(names)
                     polls += 1
                     stop.wait(max(0.0, 0.02 - (time.monotonic() - t0)))
-            thread = threading.Thread(target=poll)
+            thread = threading.Thread(target=poll, args=(stop,))
             start = time.monotonic()
             thread.start()
             time.sleep(window)

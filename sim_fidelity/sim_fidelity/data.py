@@ -16,8 +16,7 @@ def data_dir(kind: str) -> Path:
     if source.is_dir():
         return source
     try:
-        from ament_index_python.packages import (PackageNotFoundError,
-                                                 get_package_share_directory)
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
         return Path(get_package_share_directory("sim_fidelity")) / kind
     except (ImportError, PackageNotFoundError):
         raise FileNotFoundError(f"no '{kind}' folder beside the package ({source}) and no "

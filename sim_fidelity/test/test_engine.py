@@ -3,10 +3,17 @@ import numpy as np
 import pytest
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
-from sim_fidelity.simulator import (EntityKind, InvalidOperationError, InvalidPoseError, Lever,
-                                    SimState, Simulator, UnknownEntityError)
-from sim_fidelity.simulator.errors import UnsupportedFeatureError
+from sim_fidelity.simulator import (
+    EntityKind,
+    InvalidOperationError,
+    InvalidPoseError,
+    Lever,
+    SimState,
+    Simulator,
+    UnknownEntityError,
+)
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.errors import UnsupportedFeatureError
 
 
 @pytest.fixture

@@ -11,8 +11,13 @@ import time
 import numpy as np
 import pytest
 
-from sim_fidelity.fidelity_manager import (ConfigError, FidelityManager, Interrupted, Level,
-                                           raise_on_signals)
+from sim_fidelity.fidelity_manager import (
+    ConfigError,
+    FidelityManager,
+    Interrupted,
+    Level,
+    raise_on_signals,
+)
 from sim_fidelity.fidelity_manager.errors import UnknownNameError
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.errors import InvalidOperationError

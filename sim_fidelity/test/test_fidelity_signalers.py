@@ -5,9 +5,14 @@ import numpy as np
 import pytest
 
 from sim_fidelity.fidelity_manager import FidelityConfig, Level
-from sim_fidelity.fidelity_manager.signalers import (BUILTIN, ActionSignaler, PacketSignaler,
-                                                     Signaler, signaler_class)
 from sim_fidelity.fidelity_manager.errors import UnknownNameError
+from sim_fidelity.fidelity_manager.signalers import (
+    BUILTIN,
+    ActionSignaler,
+    PacketSignaler,
+    Signaler,
+    signaler_class,
+)
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.stack_test import stack_sdf
 

@@ -303,6 +303,7 @@ def test_roundtrip_spawn_and_step():
 
 def test_roundtrip_own_types():
     from ackermann_msgs.msg import AckermannDriveStamped
+
     from sim_fidelity_interfaces.msg import KernelFired
     from sim_fidelity_interfaces.srv import GetLevers, SetLever
 

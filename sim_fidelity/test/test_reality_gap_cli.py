@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim_fidelity.reality_gap import load_kernels, load_spec, write_run
 from sim_fidelity.cli import main
+from sim_fidelity.reality_gap import load_kernels, load_spec, write_run
 
 SPEC = Path(__file__).resolve().parents[1] / "config" / "reality_gap" / "one_d_track.yaml"
 REGION = (4.0, 6.0)  # difficult terrain, only in reality: half speed, terrain sensor on

@@ -5,10 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from sim_fidelity.reality_gap import load_kernels
 from sim_fidelity.cli import main
-from sim_fidelity.oned.track import (ACCURACY, DEADLINE, LATE, Track, run_mission,
-                                                 spring_policy)
+from sim_fidelity.oned.track import ACCURACY, DEADLINE, LATE, Track, run_mission, spring_policy
+from sim_fidelity.reality_gap import load_kernels
 
 
 def test_mission_rewards_follow_the_monitor():

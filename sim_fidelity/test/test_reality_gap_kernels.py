@@ -5,8 +5,17 @@ import numpy as np
 import pytest
 import yaml
 
-from sim_fidelity.reality_gap import (History, Kernel, KernelRunner, KernelSet, Spec, SpecError,
-                                      generate, load_kernels, save_kernels)
+from sim_fidelity.reality_gap import (
+    History,
+    Kernel,
+    KernelRunner,
+    KernelSet,
+    Spec,
+    SpecError,
+    generate,
+    load_kernels,
+    save_kernels,
+)
 
 M = np.array([[0.9, -0.2], [0.1, 0.8]])  # the real dynamics after the divergence point
 B = np.array([0.5, 0.3])

@@ -9,8 +9,8 @@ import pytest
 from ros_processes import next_domain, start_node, stop, wait_for
 from test_sensor_values import Listener
 
-from sim_fidelity.reality_gap import Kernel, load_spec, save_kernels
 from sim_fidelity.oned.example import SPEC
+from sim_fidelity.reality_gap import Kernel, load_spec, save_kernels
 from sim_fidelity.world_generators.one_d_track import ROBOT, TERRAIN_TOPIC, track_world
 
 pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
@@ -18,10 +18,10 @@ pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages no
 
 def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
     from geometry_msgs.msg import Twist
-    from sim_fidelity_interfaces.msg import KernelFired
     from std_msgs.msg import Bool
 
     from sim_fidelity.simulator.ros.client import RosSimulator
+    from sim_fidelity_interfaces.msg import KernelFired
 
     world = tmp_path / "track.sdf"
     world.write_text(track_world([(7.0, 8.0)]))  # the flag computes 1 only in [7, 8]

@@ -11,8 +11,13 @@ import pytest
 
 from sim_fidelity.simulator.errors import SdfError
 from sim_fidelity.simulator.poses import compose, quat_rotate, rpy_to_quat, wxyz_to_xyzw
-from sim_fidelity.simulator.sdf import (FREE_JOINT_SUFFIX, VISUAL_GROUP, add_models, load_world,
-                                        load_world_string)
+from sim_fidelity.simulator.sdf import (
+    FREE_JOINT_SUFFIX,
+    VISUAL_GROUP,
+    add_models,
+    load_world,
+    load_world_string,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "test" / "data" / "sdf"
@@ -195,7 +200,7 @@ JOINTS = f"""<model name="r"><joint name="root" type="fixed"><parent>world</pare
 def test_joint_types_axes_limits_dynamics():
     w = world(JOINTS)
     m, d = compiled(w)
-    J, L = mujoco.mjtJoint, mujoco.mjtLimited
+    J = mujoco.mjtJoint
     rev = m.joint("r::j_rev")
     assert rev.type == J.mjJNT_HINGE and np.allclose(rev.axis, [0, 1, 0])
     assert rev.limited == 1 and np.allclose(rev.range, [-0.5, 1.5])
@@ -272,7 +277,7 @@ def test_sdf_1_6_use_parent_model_frame():
 
 # --- frames --------------------------------------------------------------------------------------
 def test_frames_relative_to_degrees_quat_and_nested():
-    w = world(f"""
+    w = world("""
 <model name="top"><pose degrees="true">1 2 0 0 0 90</pose>
   <frame name="f1" attached_to="a"><pose>0 0 1 0 0 0</pose></frame>
   <link name="a"><pose>1 0 0 0 0 0</pose></link>

@@ -8,9 +8,15 @@ import pytest
 from ros_processes import next_domain, start_node, stop, wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
-from sim_fidelity.simulator import (EntityKind, InvalidPoseError, Lever, SimState,
-                                    SimulatorTimeoutError, UnknownEntityError,
-                                    UnsupportedLeverError)
+from sim_fidelity.simulator import (
+    EntityKind,
+    InvalidPoseError,
+    Lever,
+    SimState,
+    SimulatorTimeoutError,
+    UnknownEntityError,
+    UnsupportedLeverError,
+)
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.ros.client import RosSimulator
 
@@ -330,10 +336,10 @@ def test_server_exits_cleanly_on_sigint_and_rejects_bad_world(world_file, tmp_pa
 def test_result_table_maps_both_ways():
     """Every typed error in the table survives a round trip server -> code -> client as itself,
     or as the closest class the service can express; codes are the interfaces' own constants."""
-    from sim_fidelity_interfaces import srv as ours
     from simulation_interfaces import srv as si
 
     from sim_fidelity.simulator.ros import results
+    from sim_fidelity_interfaces import srv as ours
     generic = {Result.RESULT_NOT_FOUND, Result.RESULT_FEATURE_UNSUPPORTED,
                Result.RESULT_INCORRECT_STATE, Result.RESULT_OPERATION_FAILED}
     services = [getattr(m, n) for m in (si, ours) for n in dir(m)
@@ -378,7 +384,7 @@ def test_server_stops_cleanly_on_signals(world_file, tmp_path):
                  "odometry": "['.*']"}, next_domain(), log))
     try:
         for log in procs:
-            assert wait_for(lambda: "world 'test'" in log.read_text(), 60.0), log.read_text()
+            assert wait_for(lambda log=log: "world 'test'" in log.read_text(), 60.0), log.read_text()
         time.sleep(0.5)  # stepping and publishing
         started = {}
         schedule = sorted((delay, log, sig) for log, (name, _) in procs.items()

@@ -163,8 +163,9 @@ def test_cmd_pos_moves_the_joint_seen_on_joint_state(probe):
 
 
 def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
-    from sim_fidelity_interfaces.msg import SuctionState
     from std_msgs.msg import Bool, Empty, UInt32
+
+    from sim_fidelity_interfaces.msg import SuctionState
     joints = Joints(probe)
     suction = probe.capture(SuctionState, "/model/unloader/suction/state")
     unloaded = probe.capture(UInt32, "/model/unloader/unloaded")

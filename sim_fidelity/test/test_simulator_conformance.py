@@ -18,9 +18,18 @@ import pytest
 from ros_processes import next_domain, start_node, stop, wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
-from sim_fidelity.simulator import (EntityKind, InvalidOperationError, InvalidPoseError, Lever,
-                                    SdfError, Simulator, SimulatorError, SimState,
-                                    UnknownEntityError, UnsupportedLeverError)
+from sim_fidelity.simulator import (
+    EntityKind,
+    InvalidOperationError,
+    InvalidPoseError,
+    Lever,
+    SdfError,
+    SimState,
+    Simulator,
+    SimulatorError,
+    UnknownEntityError,
+    UnsupportedLeverError,
+)
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.errors import EntityExistsError, InvalidNameError
 

@@ -34,14 +34,18 @@ def truck(tmp_path):
 
 def test_controller_node_picks_through_ros(truck):
     from sensor_msgs.msg import JointState
-    from sim_fidelity_interfaces.msg import FidelitySummary, SuctionState
     from std_msgs.msg import String
+
+    from sim_fidelity_interfaces.msg import FidelitySummary, SuctionState
     probe, procs, tmp = truck
     phases = probe.capture(String, "/unloading_controller/phase")
     joints = probe.capture(JointState, "/world/truck_A/model/unloader/joint_state")
     suction = probe.capture(SuctionState, "/model/unloader/suction/state")
     summary = probe.capture(FidelitySummary, "/fidelity_manager/summary")
-    logs = lambda: "\n".join(f"{p.name}:\n{p.read_text()[-1500:]}" for p in sorted(tmp.glob("*.log")))
+
+    def logs() -> str:
+        return "\n".join(f"{p.name}:\n{p.read_text()[-1500:]}" for p in sorted(tmp.glob("*.log")))
+
     assert wait_for(lambda: any(m.held for m in suction), 120.0), logs()
     assert all(p.poll() is None for p in procs), logs()
     seen = [m.data for m in phases]

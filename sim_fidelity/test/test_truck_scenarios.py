@@ -9,8 +9,14 @@ import pytest
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.truck.robot import world_path
 from sim_fidelity.world_generators.errors import WorldGenerationError
-from sim_fidelity.world_generators.truck import (SCENARIOS, TRAILER_HEIGHT, TRAILER_LENGTH, TRAILER_WIDTH,
-                                       layout, packet_names)
+from sim_fidelity.world_generators.truck import (
+    SCENARIOS,
+    TRAILER_HEIGHT,
+    TRAILER_LENGTH,
+    TRAILER_WIDTH,
+    layout,
+    packet_names,
+)
 
 COUNTS = {"A": 491, "B": 1007, "C": 539}
 

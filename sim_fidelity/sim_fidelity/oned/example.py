@@ -26,17 +26,17 @@ from typing import Callable, Iterable
 import numpy as np
 from tqdm import tqdm
 
-from ..world_generators.one_d_track import random_regions
+from ..data import data_dir
 from ..reality_gap.bags import read_histories
 from ..reality_gap.kernel_file import save_kernels
 from ..reality_gap.kernel_set import KernelRunner, KernelSet
 from ..reality_gap.kernels import Summary, generate
-from .errors import OnedError
-from .track import Policy, Track, run_mission, spring_policy, starts
-from ..data import data_dir
 from ..reality_gap.record import write_run
-from .sarsa import Sarsa
 from ..reality_gap.spec import Spec, load_spec
+from ..world_generators.one_d_track import random_regions
+from .errors import OnedError
+from .sarsa import Sarsa
+from .track import Policy, Track, run_mission, spring_policy, starts
 
 SPEC = data_dir("config") / "reality_gap" / "one_d_example.yaml"
 PHASES = ("Design", "Deploy", "Kernels", "Redes/K", "Redeploy")

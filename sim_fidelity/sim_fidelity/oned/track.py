@@ -18,11 +18,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..reality_gap.kernel_set import KernelRunner
 from ..simulator.engine import MujocoEngine
 from ..simulator.sdf.records import FREE_JOINT_SUFFIX
 from ..simulator.sensor_values import SensorValues
 from ..world_generators.one_d_track import LENGTH, LINK, ROBOT, TERRAIN, track_world
-from ..reality_gap.kernel_set import KernelRunner
 
 K_DRIVE = 100.0  # N s/m, the drive's velocity gain (1 kg robot: 10 ms time constant)
 MUD_DRAG = 200.0  # N s/m more in difficult terrain: a third of the commanded speed

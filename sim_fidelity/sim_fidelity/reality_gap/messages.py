@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from .errors import SpecError

@@ -1,7 +1,14 @@
 """Simulator protocol, the embedded MuJoCo engine, the SDF loader, the ROS server and client."""
-from .errors import (InvalidOperationError, InvalidPoseError, SdfError, SimulatorError,
-                     SimulatorTimeoutError, UnknownEntityError, UnsupportedLeverError)
-from .protocol import EntityInfo, EntityKind, Features, Lever, Simulator, SimState
+from .errors import (
+    InvalidOperationError,
+    InvalidPoseError,
+    SdfError,
+    SimulatorError,
+    SimulatorTimeoutError,
+    UnknownEntityError,
+    UnsupportedLeverError,
+)
+from .protocol import EntityInfo, EntityKind, Features, Lever, SimState, Simulator
 
 __all__ = ["EntityInfo", "EntityKind", "Features", "Lever", "Simulator", "SimState",
            "SimulatorError", "UnknownEntityError", "UnsupportedLeverError", "InvalidPoseError",

@@ -12,10 +12,18 @@ import numpy as np
 
 from . import poses as pose_math
 from .actuators import ControllerRecord, add_controller_actuators
-from .errors import (EntityExistsError, InvalidNameError, InvalidOperationError, InvalidPoseError,
-                     SdfError, SimulatorError, UnknownEntityError, UnsupportedFeatureError,
-                     UnsupportedLeverError)
 from .entity_index import EntityIndex
+from .errors import (
+    EntityExistsError,
+    InvalidNameError,
+    InvalidOperationError,
+    InvalidPoseError,
+    SdfError,
+    SimulatorError,
+    UnknownEntityError,
+    UnsupportedFeatureError,
+    UnsupportedLeverError,
+)
 from .hooks import StepHooks
 from .levers import ActuatorLevers, BodyLevers
 from .protocol import EntityInfo, EntityKind, Features, Lever, SimState

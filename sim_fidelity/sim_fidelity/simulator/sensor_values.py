@@ -66,8 +66,8 @@ def value_sensors(world: LoadedWorld) -> list[ValueSensor]:
         if decl is None:
             continue
 
-        def fail(msg: str) -> SdfError:
-            return SdfError(f"sensor '{name}': {msg}", file=world.source, element=ELEMENT)
+        def fail(msg: str, sensor: str = name) -> SdfError:
+            return SdfError(f"sensor '{sensor}': {msg}", file=world.source, element=ELEMENT)
 
         kind = decl.get("type", "double")
         if kind not in KINDS:

@@ -24,10 +24,10 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from ..data import data_dir
 from ..fidelity_manager import FidelityManager
 from .controller import CONTROL_PERIOD, UnloadingController
 from .errors import TruckError
-from ..data import data_dir
 from .robot import load_truck
 
 MODES = ("hifi", "hifi-sleep", "adfi-1", "adfi-2", "adfi-3", "adfi-3-sleep")  # "-sleep": MuJoCo's
@@ -107,7 +107,7 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
                      "manager_overhead_pct": float(np.mean([r["manager_overhead_pct"] for r in mine]))}
     if "hifi" in out:
         base = out["hifi"]
-        for mode, s in out.items():
+        for s in out.values():
             s["speedup_vs_hifi"] = s["rtf_mean"] / base["rtf_mean"]
             s["rate_error_pct"] = (100.0 * abs(s["rate_mean"] - base["rate_mean"]) / base["rate_mean"]
                                    if base["rate_mean"] > 0 else float("nan"))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from .action import ActionSignaler
 from ..errors import UnknownNameError
+from .action import ActionSignaler
 from .base import Param, Signaler
 from .distance import DistanceSignaler
 from .manual import ManualSignaler

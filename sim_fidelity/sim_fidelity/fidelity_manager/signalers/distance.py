@@ -6,9 +6,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...simulator.protocol import Simulator
+from ..errors import ParamError
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
-from ..errors import ParamError
 from .base import Param, Signaler, match_entities
 
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from ...simulator.poses import box_aabbs
 from ...simulator.protocol import Simulator
+from ..errors import ParamError
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
-from ..errors import ParamError
 from .base import Param, Signaler, match_entities
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}

@@ -6,6 +6,7 @@ import math
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, Quaternion, Twist, Vector3
+
 from sim_fidelity_interfaces.srv import ListEntities
 
 from ..protocol import EntityKind

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from sim_fidelity_interfaces.srv import (
     GetLevers,
     GetStates,

@@ -19,8 +19,9 @@ import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sim_fidelity_interfaces.msg import Performance
 from std_msgs.msg import Bool, Float64
+
+from sim_fidelity_interfaces.msg import Performance
 
 from .. import poses
 from ..engine import MujocoEngine

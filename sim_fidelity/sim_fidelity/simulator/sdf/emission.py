@@ -9,12 +9,27 @@ import math
 import numpy as np
 
 from ..poses import IDENTITY, compose, inverse, quat_rotate, xyzw_to_wxyz
-from .elements import (bool_of, check_children, float_of, name_of, numbers, parse_pose,
-                       pose_text, required)
+from .elements import (
+    bool_of,
+    check_children,
+    float_of,
+    name_of,
+    numbers,
+    parse_pose,
+    pose_text,
+    required,
+)
 from .frames import FrameGraph
 from .geometry import add_geom
-from .records import (FREE_JOINT_SUFFIX, JointRecord, LinkRecord, LoadedWorld, ModelRecord,
-                      PluginRecord, SensorRecord)
+from .records import (
+    FREE_JOINT_SUFFIX,
+    JointRecord,
+    LinkRecord,
+    LoadedWorld,
+    ModelRecord,
+    PluginRecord,
+    SensorRecord,
+)
 from .tree import DEFAULT_VERSION, Joint, Link, Model
 from .xmltree import Node, to_xml
 

@@ -7,8 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..poses import IDENTITY, compose, inverse
-from .elements import (JOINT_TYPES, ParsedPose, bool_of, check_children, float_of, name_of,
-                       parse_pose, required)
+from .elements import (
+    JOINT_TYPES,
+    ParsedPose,
+    bool_of,
+    check_children,
+    float_of,
+    name_of,
+    parse_pose,
+    required,
+)
 from .records import LoadedWorld
 from .tree import Frame, Joint, Link, Model
 from .xmltree import Node

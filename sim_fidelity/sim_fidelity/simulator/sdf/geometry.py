@@ -14,8 +14,17 @@ import numpy as np
 from ..errors import SdfError
 from ..poses import compose, xyzw_to_wxyz
 from . import resolve
-from .elements import (REJECTED_SHAPES, SHAPES, ParsedPose, check_children, float_of, name_of,
-                       numbers, parse_pose, required)
+from .elements import (
+    REJECTED_SHAPES,
+    SHAPES,
+    ParsedPose,
+    check_children,
+    float_of,
+    name_of,
+    numbers,
+    parse_pose,
+    required,
+)
 from .meshes import ascii_stl
 from .records import COLLISION_GROUP, VISUAL_GROUP
 from .tree import Link

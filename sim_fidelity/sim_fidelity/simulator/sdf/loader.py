@@ -21,8 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SdfError
-from .elements import (REJECTED, bool_of, check_children, float_of, name_of, numbers, parse_pose,
-                       pose_text)
+from .elements import (
+    REJECTED,
+    bool_of,
+    check_children,
+    float_of,
+    name_of,
+    numbers,
+    parse_pose,
+    pose_text,
+)
 from .emission import Emitter
 from .frames import FrameGraph
 from .includes import expand_includes

@@ -7,6 +7,7 @@ import numpy as np
 
 from .xmltree import Node
 
+
 def ascii_stl(path: Path, where: Node) -> np.ndarray | None:
     """Vertices (3 per facet) of an ASCII STL file, or None for a binary one."""
     data = path.read_bytes()
