@@ -27,7 +27,8 @@ def ground_plane(name: str = "ground_plane") -> str:
     <model name="{name}">
       <static>true</static>
       <link name="link">
-        <collision name="collision"><geometry><plane><normal>0 0 1</normal><size>100 100</size></plane></geometry></collision>
+        <collision name="collision"><geometry><plane><normal>0 0 1</normal>\
+<size>100 100</size></plane></geometry></collision>
       </link>
     </model>"""
 
@@ -38,7 +39,8 @@ def world(name: str, *models: str, step: float = 0.001, comment: str = "") -> st
     return f"""<?xml version="1.0"?>
 {note}<sdf version="1.9">
   <world name="{name}">
-    <physics name="default" type="ode"><max_step_size>{step:g}</max_step_size><real_time_factor>1</real_time_factor></physics>
+    <physics name="default" type="ode"><max_step_size>{step:g}</max_step_size>\
+<real_time_factor>1</real_time_factor></physics>
     <gravity>0 0 -9.81</gravity>{''.join(models)}
   </world>
 </sdf>

@@ -1,4 +1,4 @@
-"""Generator of the truck-unloading scenarios ``worlds/truck_{A,B,C}.sdf`` (paper 000, Sec. 5, Fig. 5).
+"""Generates the truck-unloading scenarios ``worlds/truck_{A,B,C}.sdf`` (paper 000, Sec. 5, Fig. 5).
 
 A trailer interior (floor = the ground plane, two side walls, a front wall, no roof) filled with
 shipping packets named ``packet_NNNN``, and the ``unloader`` robot (``model://unloader``) waiting
@@ -15,7 +15,8 @@ Packets come from :func:`layout` (pure numpy, deterministic per seed):
 Sizes and masses (also in ``docs/truck.md``): depth in {0.30, 0.40, 0.50} m, layer height in
 {0.20, 0.25, 0.30, 0.35, 0.40} m, width in {0.30, 0.40, 0.50, 0.60} m before the row is stretched to
 fill the width (so widths vary continuously, about +-15 %); pile packets have each edge uniform in
-[0.15, 0.40] m (random yaw, odd layers over the gaps of the layer below). Density is log-normal (median 150 kg/m^3, sigma 0.5), mass clipped to [0.3, 30] kg.
+[0.15, 0.40] m (random yaw, odd layers over the gaps of the layer below). Density is log-normal
+(median 150 kg/m^3, sigma 0.5), mass clipped to [0.3, 30] kg.
 
 Scenarios: A = 491 packets in full walls from 0.6 m behind the door; B = 1007 packets in full walls
 from 3 m (deep rows far from the door); C = 539 packets: a low pile of 150 near the door and walls
@@ -115,8 +116,8 @@ def _walls(rng: np.random.Generator, sec: Section) -> list[tuple[np.ndarray, np.
     while len(out) < sec.count:
         depth = float(rng.choice(DEPTHS))
         if x + depth > TRAILER_LENGTH - 0.01:
-            raise WorldGenerationError(f"truck world: {sec.count} packets do not fit in the trailer "
-                                       f"from x = {sec.x0} m")
+            raise WorldGenerationError(f"truck world: {sec.count} packets do not fit in the "
+                                       f"trailer from x = {sec.x0} m")
         top = rng.uniform(*sec.fill_height)
         z = 0.0
         while len(out) < sec.count:
@@ -127,7 +128,8 @@ def _walls(rng: np.random.Generator, sec: Section) -> list[tuple[np.ndarray, np.
             for w in _row_widths(rng, span):
                 if len(out) == sec.count:
                     break
-                out.append((np.array([x + depth / 2, y + w / 2, z + h / 2]), np.array([depth, w, h])))
+                out.append((np.array([x + depth / 2, y + w / 2, z + h / 2]),
+                            np.array([depth, w, h])))
                 y += w + GAP
             z += h + GAP / 2
         x += depth + GAP
@@ -185,7 +187,7 @@ def layout_sections(sections: tuple[Section, ...], rng: np.random.Generator) -> 
     return Layout(np.array(centres), sizes_a, np.array(yaws), _masses(rng, sizes_a))
 
 
-# --- SDF text --------------------------------------------------------------------------------------
+# --- SDF text -------------------------------------------------------------------------------------
 def _pose_text(pose: np.ndarray) -> str:
     rpy = quat_to_rpy(pose[3:])
     return " ".join(f"{v:.6f}" for v in (*pose[:3], *rpy))
@@ -214,8 +216,10 @@ def _slab(name: str, centre: tuple[float, float, float], size: tuple[float, floa
     dims = " ".join(f"{v:.4f}" for v in size)
     pos = " ".join(f"{v:.4f}" for v in centre)
     return f"""
-        <collision name="{name}"><pose>{pos} 0 0 0</pose><geometry><box><size>{dims}</size></box></geometry></collision>
-        <visual name="{name}"><pose>{pos} 0 0 0</pose><geometry><box><size>{dims}</size></box></geometry></visual>"""
+        <collision name="{name}"><pose>{pos} 0 0 0</pose>\
+<geometry><box><size>{dims}</size></box></geometry></collision>
+        <visual name="{name}"><pose>{pos} 0 0 0</pose>\
+<geometry><box><size>{dims}</size></box></geometry></visual>"""
 
 
 def trailer_model() -> str:
@@ -237,7 +241,8 @@ def ground_model() -> str:
     <model name="ground_plane">
       <static>true</static>
       <link name="link">
-        <collision name="collision"><geometry><plane><normal>0 0 1</normal><size>100 100</size></plane></geometry>
+        <collision name="collision"><geometry><plane><normal>0 0 1</normal>\
+<size>100 100</size></plane></geometry>
           <surface><friction><ode><mu>0.5</mu></ode></friction></surface></collision>
       </link>
     </model>"""
@@ -257,8 +262,10 @@ def world_sdf(name: str, packets: str, robot: bool = True, comment: str = "") ->
     return f"""<?xml version="1.0"?>
 {note}<sdf version="1.9">
   <world name="{name}">
-    <physics name="default" type="ode"><max_step_size>{STEP:g}</max_step_size><real_time_factor>1</real_time_factor></physics>
-    <gravity>0 0 -9.81</gravity>{ground_model()}{trailer_model()}{robot_include() if robot else ''}{packets}
+    <physics name="default" type="ode"><max_step_size>{STEP:g}</max_step_size>\
+<real_time_factor>1</real_time_factor></physics>
+    <gravity>0 0 -9.81</gravity>{ground_model()}{trailer_model()}\
+{robot_include() if robot else ''}{packets}
   </world>
 </sdf>
 """
@@ -299,8 +306,9 @@ def scenario_sdf(scenario: str, seed: int = 0) -> tuple[str, float]:
     """The settled world of ``scenario`` and the packets' max speed at the end of settling."""
     lay = layout(scenario, seed)
     poses, speed = settle(lay)
-    comment = (f"Generated by sim_fidelity/world_generators/truck.py: scenario {scenario}, seed {seed}, "
-               f"{len(lay)} packets, settled (max speed {speed:.4f} m/s); do not edit.")
+    comment = (f"Generated by sim_fidelity/world_generators/truck.py: scenario {scenario}, "
+               f"seed {seed}, {len(lay)} packets, settled (max speed {speed:.4f} m/s); "
+               "do not edit.")
     return world_sdf(f"truck_{scenario}", packets_sdf(lay, poses), comment=comment), speed
 
 
@@ -314,7 +322,8 @@ def main(argv: list[str] | None = None) -> None:
         text, speed = scenario_sdf(s, args.seed)
         path = Path(args.output_dir) / f"truck_{s}.sdf"
         path.write_text(text)
-        print(f"{path}: {len(layout(s, args.seed))} packets, max speed after settling {speed:.4f} m/s")
+        print(f"{path}: {len(layout(s, args.seed))} packets, "
+              f"max speed after settling {speed:.4f} m/s")
 
 
 if __name__ == "__main__":

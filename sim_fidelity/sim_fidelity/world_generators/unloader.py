@@ -1,4 +1,4 @@
-"""Generator of ``models/unloader`` (model.config + model.sdf): the truck-unloading robot of paper 000.
+"""Generates ``models/unloader`` (model.config + model.sdf): paper 000's truck-unloading robot.
 
 The robot (x forward, z up, model frame on the floor under the base centre):
 
@@ -13,8 +13,8 @@ The robot (x forward, z up, model frame on the floor under the base centre):
   ``proximity`` ray sensor on the cup and a ``suction`` script plugin (``sim_fidelity_suction``,
   implemented by :mod:`sim_fidelity.truck.suction`). Only the cups collide.
 * **nose** (4 active joints): ``nose_reach`` (x), ``nose_pitch`` (lowers the ramp onto the floor),
-  ``sweep_left``/``sweep_right`` (paddles ``sweeper_*`` at the tip that swing inward). The ramp is a belt
-  (``nose::belt``) carrying packets up onto the body conveyor.
+  ``sweep_left``/``sweep_right`` (paddles ``sweeper_*`` at the tip that swing inward). The ramp is
+  a belt (``nose::belt``) carrying packets up onto the body conveyor.
 
 Every active joint is driven by a ``gz::sim::systems::JointPositionController`` plugin (the same
 file works in Gazebo); the belts are emulated by the ``sim_fidelity_conveyor`` plugin
@@ -110,10 +110,11 @@ def _joint(name: str, jtype: str, parent: str, child: str, axis: str, lower: flo
            pose: str = "0 0 0 0 0 0", spring: tuple[float, float] | None = None,
            effort: float | None = None) -> str:
     dyn = (f"<dynamics><damping>{spring[1]:g}</damping><spring_stiffness>{spring[0]:g}"
-           f"</spring_stiffness><spring_reference>0</spring_reference></dynamics>" if spring else "")
+           f"</spring_stiffness><spring_reference>0</spring_reference></dynamics>"
+           if spring else "")
     eff = f"<effort>{effort:g}</effort>" if effort else ""
-    return (f'\n    <joint name="{name}" type="{jtype}"><pose>{pose}</pose><parent>{parent}</parent>'
-            f"<child>{child}</child><axis><xyz>{axis}</xyz><limit><lower>{lower:g}</lower>"
+    return (f'\n    <joint name="{name}" type="{jtype}"><pose>{pose}</pose>'
+            f"<parent>{parent}</parent><child>{child}</child><axis><xyz>{axis}</xyz><limit><lower>{lower:g}</lower>"
             f"<upper>{upper:g}</upper>{eff}</limit>{dyn}</axis></joint>")
 
 
@@ -138,10 +139,11 @@ def _plungers() -> str:
     swivel = _inertial(0.1, 5e-3)
     for name, (y, z) in zip(plunger_names(), plunger_offsets()):
         x0 = tx + PLATE_X
-        tube = _box("tube", (TUBE_LENGTH, 0.02, 0.02), f"{TUBE_LENGTH / 2:g} 0 0 0 0 0", collide=False)
+        tube = _box("tube", (TUBE_LENGTH, 0.02, 0.02), f"{TUBE_LENGTH / 2:g} 0 0 0 0 0",
+                    collide=False)
         out.append(_link(f"{name}_tube", (x0, ty + y, tz + z, 0, 0, 0), tube, small))
-        out.append(_joint(f"{name}_slide", "prismatic", "plate", f"{name}_tube", "1 0 0", -0.08, 0.0,
-                          spring=soft))
+        out.append(_joint(f"{name}_slide", "prismatic", "plate", f"{name}_tube", "1 0 0",
+                          -0.08, 0.0, spring=soft))
         gx = x0 + TUBE_LENGTH
         out.append(_link(f"{name}_gimbal_a", (gx, ty + y, tz + z, 0, 0, 0), "", swivel))
         out.append(_joint(f"{name}_tilt_y", "revolute", f"{name}_tube", f"{name}_gimbal_a", "0 1 0",
@@ -162,8 +164,8 @@ def _plungers() -> str:
                   "<sensor>proximity</sensor><grip_distance>0.01</grip_distance></plugin>")
         out.append(_link(f"{name}_cup", (gx + CUP_OFFSET, ty + y, tz + z, 0, 0, 0), cup,
                          swivel, sensor + script))
-        out.append(_joint(f"{name}_bellows", "prismatic", f"{name}_gimbal_b", f"{name}_cup", "1 0 0",
-                          -0.015, 0.0, spring=bellows))
+        out.append(_joint(f"{name}_bellows", "prismatic", f"{name}_gimbal_b", f"{name}_cup",
+                          "1 0 0", -0.015, 0.0, spring=bellows))
     return "".join(out)
 
 
@@ -182,7 +184,8 @@ def model_sdf() -> str:
                      collide=False),
               _inertial(50, 5)),
         _link("carriage", (tx, ty, tz, 0, 0, 0),
-              _box("column", (0.12, 0.12, 1.0), "-0.2 0 -0.3 0 0 0", collide=False), _inertial(30, 2)),
+              _box("column", (0.12, 0.12, 1.0), "-0.2 0 -0.3 0 0 0", collide=False),
+              _inertial(30, 2)),
         _link("boom", (tx, ty, tz, 0, 0, 0),
               _box("beam", (0.8, 0.1, 0.1), "-0.45 0 0.35 0 0 0", collide=False), _inertial(20, 1)),
         _link("slider", (tx, ty, tz, 0, 0, 0), "", _inertial(10, 0.5)),
@@ -193,17 +196,19 @@ def model_sdf() -> str:
         _link("nose_mount", (hx, hy, hz, 0, 0, 0), "", _inertial(20, 1)),
         _link("nose", (hx, hy, hz, 0, 0, 0),
               _box("belt", (NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS),
-                   f"{NOSE_LENGTH / 2 * math.cos(slope):.6g} 0 {-NOSE_LENGTH / 2 * math.sin(slope):.6g} "
-                   f"0 {slope:.6g} 0", mu=0.8), _inertial(60, 5)),
+                   f"{NOSE_LENGTH / 2 * math.cos(slope):.6g} 0 "
+                   f"{-NOSE_LENGTH / 2 * math.sin(slope):.6g} 0 {slope:.6g} 0", mu=0.8),
+              _inertial(60, 5)),
     ]
     tip_x = hx + NOSE_LENGTH * math.cos(slope)
     for side, sign in (("left", 1), ("right", -1)):
         paddle = _box("paddle", (0.45, 0.04, 0.2), "0.2 0 0.1 0 0 0")
-        links.append(_link(f"sweeper_{side}", (tip_x - 0.45, sign * (NOSE_WIDTH / 2 + 0.03),
-                                                NOSE_TIP_Z + 0.01, 0, 0, 0), paddle, _inertial(5, 0.2)))
+        pose = (tip_x - 0.45, sign * (NOSE_WIDTH / 2 + 0.03), NOSE_TIP_Z + 0.01, 0, 0, 0)
+        links.append(_link(f"sweeper_{side}", pose, paddle, _inertial(5, 0.2)))
     joints = [_joint("drive", "prismatic", "world", "base", "1 0 0", -5.0, 20.0, effort=DRIVE[3]),
               _joint("body_conveyor_mount", "fixed", "base", "body_conveyor", "1 0 0", 0, 0)]
-    joints += [_joint(n, t, p, c, a, lo, hi, effort=f) for n, t, p, c, a, lo, hi, _, _, f in ACTIVE_JOINTS]
+    joints += [_joint(n, t, p, c, a, lo, hi, effort=f)
+               for n, t, p, c, a, lo, hi, _, _, f in ACTIVE_JOINTS]
     controllers = [_controller(*DRIVE)]
     controllers += [_controller(n, kp, kd, f) for n, _, _, _, _, _, _, kp, kd, f in ACTIVE_JOINTS]
     conveyor = ('\n    <plugin filename="sim_fidelity_conveyor" name="conveyor">'
@@ -215,7 +220,8 @@ def model_sdf() -> str:
     return f"""<?xml version="1.0"?>
 <!-- Generated by sim_fidelity/world_generators/unloader.py; do not edit. -->
 <sdf version="1.9">
-  <model name="unloader">{''.join(links)}{_plungers()}{''.join(joints)}{''.join(controllers)}{conveyor}
+  <model name="unloader">{''.join(links)}{_plungers()}{''.join(joints)}\
+{''.join(controllers)}{conveyor}
   </model>
 </sdf>
 """
@@ -227,7 +233,8 @@ MODEL_CONFIG = """<?xml version="1.0"?>
   <version>1.0</version>
   <sdf version="1.9">model.sdf</sdf>
   <description>Truck-unloading robot (paper 000, Sec. 4): mobile base with conveyors, an arm with
-  a 45-plunger suction tool and a sweeping nose. Generated by sim_fidelity/world_generators/unloader.py.</description>
+  a 45-plunger suction tool and a sweeping nose. \
+Generated by sim_fidelity/world_generators/unloader.py.</description>
 </model>
 """
 
