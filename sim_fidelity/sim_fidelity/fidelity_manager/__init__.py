@@ -10,6 +10,6 @@ from .manager import FidelityManager, TickReport
 from .objects import BUILTIN_TYPES, ObjectType
 from .trees import Tree, TreeSet
 
-__all__ = ["BUILTIN_TYPES", "ConfigError", "FidelityConfig", "FidelityManager", "HIFI", "Interrupted",
-           "Level", "ObjectType", "Preset", "TickReport", "Tree", "TreeSet", "parse_level",
-           "raise_on_signals"]
+__all__ = ["BUILTIN_TYPES", "ConfigError", "FidelityConfig", "FidelityManager", "HIFI",
+           "Interrupted", "Level", "ObjectType", "Preset", "TickReport", "Tree", "TreeSet",
+           "parse_level", "raise_on_signals"]

@@ -5,13 +5,15 @@ Layout (see ``config/stack_test.yaml``)::
     object_types:            # optional; override or add to the built-in shape/joint/sensor/script
       crate: {kinds: [model], medium: [dynamics], low: [dynamics, collision]}
     signalers:
-      packets: {type: packet, robot: robot, robot_half_extents: [.2, .2, .2], half_extents: [.1, .1, .1]}
+      packets: {type: packet, robot: robot, robot_half_extents: [.2, .2, .2],
+                half_extents: [.1, .1, .1]}
     trees:
       boxes:                 # a tree group
         signaler: packets
-        objects: [{type: shape, pattern: 'box_(\\d+)'}]   # full-match regex; groups -> one tree per key
-        name: '{group}/{key}'                              # optional tree-name template
-        anchor: ''                                         # optional anchor template ('{key}' allowed)
+        # full-match regex; its groups make the key (one tree per key)
+        objects: [{type: shape, pattern: 'box_(\\d+)'}]
+        name: '{group}/{key}'     # optional tree-name template
+        anchor: ''                # optional anchor template ('{key}' allowed)
     presets:
       adfi-1: {signalers: {packets: {inflation: 1.0}}}     # parameter overrides per signaler
       hifi: {enabled: false}                               # manager off
@@ -180,7 +182,8 @@ class FidelityConfig:
             try:
                 out[name] = cls(mine, self.signaler_params(name, preset, cls), sim)
             except ParamError as e:
-                raise ConfigError(self.file, f"signalers.{name}.{e.key}".rstrip("."), str(e)) from None
+                key = f"signalers.{name}.{e.key}".rstrip(".")
+                raise ConfigError(self.file, key, str(e)) from None
         return out
 
 
@@ -243,8 +246,9 @@ class _Validator:
         self.no_unknown(spec, {"signaler", "objects", "name", "anchor"}, key)
         signaler = self.typed(spec.get("signaler"), str, f"{key}.signaler", "a signaler name")
         if signaler not in signalers:
+            defined = ", ".join(sorted(signalers)) or "none"
             raise self.fail(f"{key}.signaler", f"no signaler '{signaler}' under 'signalers' "
-                                               f"(defined: {', '.join(sorted(signalers)) or 'none'})")
+                                               f"(defined: {defined})")
         objects = self.typed(spec.get("objects"), list, f"{key}.objects", "a list of objects")
         if not objects:
             raise self.fail(f"{key}.objects", "a tree group needs at least one object")
@@ -257,7 +261,8 @@ class _Validator:
             if type_name not in types:
                 raise self.fail(f"{okey}.type", f"unknown object type '{type_name}' "
                                                 f"(known: {', '.join(sorted(types))})")
-            specs.append(ObjectSpec(types[type_name], self.regex(obj.get("pattern"), f"{okey}.pattern")))
+            pattern = self.regex(obj.get("pattern"), f"{okey}.pattern")
+            specs.append(ObjectSpec(types[type_name], pattern))
         name = self.typed(spec.get("name", "{group}/{key}"), str, f"{key}.name", "a name template")
         anchor = self.typed(spec.get("anchor", ""), str, f"{key}.anchor", "an anchor template")
         for field, template in (("name", name), ("anchor", anchor)):

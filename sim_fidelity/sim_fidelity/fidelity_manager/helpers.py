@@ -34,7 +34,8 @@ class HelperBank:
         self.level = np.full(len(trees), Level.HIGH, LEVEL_DTYPE)
 
     def lever_state(self, objs: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """Boolean ``(len(objs), n_levers)``: the lever values of ``objs`` at per-object ``levels``."""
+        """Boolean ``(len(objs), n_levers)``: the lever values of ``objs`` at per-object
+        ``levels``."""
         return self.cache[objs] & ~self.off[self.trees.type[objs], levels]
 
     def apply(self, target: np.ndarray) -> np.ndarray:

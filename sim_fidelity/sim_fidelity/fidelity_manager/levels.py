@@ -1,4 +1,7 @@
-"""Fidelity levels. Values equal the ``LEVEL_*`` constants of ``sim_fidelity_interfaces/srv/SetFidelity``."""
+"""Fidelity levels.
+
+Values equal the ``LEVEL_*`` constants of ``sim_fidelity_interfaces/srv/SetFidelity``.
+"""
 from __future__ import annotations
 
 import enum

@@ -1,11 +1,12 @@
-"""The fidelity manager: signalers decide, helpers toggle, one simulator in between (paper 000, Sec. 3).
+"""The fidelity manager: signalers decide, helpers toggle, a simulator between (paper 000, Sec. 3).
 
 ``tick()`` reads every state the signalers need in one ``get_states`` call, asks each signaler for
 its trees' levels, and lets the helper bank apply the changes in batch. A level can be held against
 the signalers (:meth:`FidelityManager.set_fidelity` with ``hold=True``) or set once; a set-once
 level stays until the tree's signalled level next changes (helpers toggle only on a change of the
 signal). ``close()`` (also on leaving a ``with`` block, on exceptions, and, with
-:func:`sim_fidelity.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its start state.
+:func:`sim_fidelity.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its
+start state.
 """
 from __future__ import annotations
 
@@ -39,14 +40,16 @@ class TickReport:
 class FidelityManager:
     """Manages the fidelity of the trees of one scene through a :class:`Simulator`."""
 
-    def __init__(self, sim: Simulator, config: FidelityConfig | str | Path, preset: str | None = None):
+    def __init__(self, sim: Simulator, config: FidelityConfig | str | Path,
+                 preset: str | None = None):
         self.sim = sim
         self.config = config if isinstance(config, FidelityConfig) else FidelityConfig.load(config)
         self.preset = preset or self.config.default_preset
         self.enabled = self.config.preset(self.preset).enabled
         self.trees = self.config.build_trees(sim)
         n = len(self.trees)
-        self.signalers = self.config.build_signalers(sim, self.trees, self.preset) if self.enabled else {}
+        self.signalers = (self.config.build_signalers(sim, self.trees, self.preset)
+                          if self.enabled else {})
         self._check_levers()
         self.helpers = HelperBank(sim, self.trees) if self.enabled else None
         row: dict[str, int] = {}
@@ -66,7 +69,8 @@ class FidelityManager:
         if not self.enabled:
             return
         have = self.sim.features().levers
-        for t in sorted({self.trees.types[i] for i in np.unique(self.trees.type)}, key=lambda t: t.name):
+        used = {self.trees.types[i] for i in np.unique(self.trees.type)}
+        for t in sorted(used, key=lambda t: t.name):
             missing = sorted(lever.name for lever in t.levers - have)
             if missing:
                 raise ConfigError(self.config.file, f"object_types.{t.name}",
@@ -124,7 +128,8 @@ class FidelityManager:
         return self.trees.names[idx].tolist()
 
     def release(self, patterns: str | Iterable[str]) -> list[str]:
-        """Return the matching trees to their signalers; the next tick applies the signalled level."""
+        """Return the matching trees to their signalers; the next tick applies the signalled
+        level."""
         self._check_open()
         idx = self._select(patterns)
         self.held[idx] = False
@@ -143,7 +148,7 @@ class FidelityManager:
             raise UnknownNameError(f"no tree matches {patterns!r}")
         return idx
 
-    # --- the end -----------------------------------------------------------------------------------
+    # --- the end ----------------------------------------------------------------------------------
     def close(self) -> None:
         """Restore every object to its lever state at the start (idempotent)."""
         if self.closed:

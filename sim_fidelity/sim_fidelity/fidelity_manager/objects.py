@@ -31,7 +31,7 @@ from .levels import Level
 
 @dataclass(frozen=True)
 class ObjectType:
-    """One object type: which levers are off at MEDIUM and at LOW, and which entity kinds it fits."""
+    """One object type: which levers are off at MEDIUM and at LOW, which entity kinds it fits."""
 
     name: str
     medium_off: frozenset[Lever]
@@ -40,7 +40,8 @@ class ObjectType:
 
     def off_at(self, level: Level) -> frozenset[Lever]:
         """Levers switched off at ``level`` (none at HIGH)."""
-        return {Level.HIGH: frozenset(), Level.MEDIUM: self.medium_off, Level.LOW: self.low_off}[level]
+        return {Level.HIGH: frozenset(), Level.MEDIUM: self.medium_off,
+                Level.LOW: self.low_off}[level]
 
     @property
     def levers(self) -> frozenset[Lever]:
@@ -50,7 +51,8 @@ class ObjectType:
 
 BUILTIN_TYPES: dict[str, ObjectType] = {
     t.name: t for t in (
-        ObjectType("shape", frozenset({Lever.DYNAMICS}), frozenset({Lever.DYNAMICS, Lever.COLLISION}),
+        ObjectType("shape", frozenset({Lever.DYNAMICS}),
+                   frozenset({Lever.DYNAMICS, Lever.COLLISION}),
                    (EntityKind.MODEL, EntityKind.LINK)),
         ObjectType("joint", frozenset(), frozenset({Lever.ACTUATION}), (EntityKind.JOINT,)),
         ObjectType("sensor", frozenset(), frozenset({Lever.SENSOR}), (EntityKind.SENSOR,)),

@@ -31,7 +31,7 @@ class ObjectSpec:
 
 @dataclass(frozen=True)
 class TreeGroupSpec:
-    """A tree group as configured: its object patterns, its signaler, naming and anchor templates."""
+    """A tree group as configured: object patterns, signaler, naming and anchor templates."""
 
     group: str
     objects: tuple[ObjectSpec, ...]

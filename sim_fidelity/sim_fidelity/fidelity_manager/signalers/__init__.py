@@ -1,4 +1,4 @@
-"""Signalers: built-ins in :data:`BUILTIN`, plug-ins from the ``sim_fidelity.signalers`` entry points."""
+"""Signalers: built-ins in :data:`BUILTIN`, plug-ins from the ``sim_fidelity.signalers`` group."""
 from __future__ import annotations
 
 from importlib.metadata import entry_points
@@ -23,14 +23,16 @@ BUILTIN: dict[str, type[Signaler]] = {
 
 
 def signaler_class(name: str) -> type[Signaler]:
-    """The signaler class registered under ``name``: a built-in, else an entry point; UnknownNameError if none."""
+    """The signaler class registered under ``name``: a built-in, else an entry point;
+    UnknownNameError if none."""
     if name in BUILTIN:
         return BUILTIN[name]
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
             cls = ep.load()
             if not (isinstance(cls, type) and issubclass(cls, Signaler)):
-                raise UnknownNameError(f"entry point '{name}' ({ep.value}) is not a Signaler subclass")
+                raise UnknownNameError(
+                    f"entry point '{name}' ({ep.value}) is not a Signaler subclass")
             return cls
     known = sorted(BUILTIN) + sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)
                                      if ep.name not in BUILTIN)

@@ -166,7 +166,8 @@ class Signaler(ABC):
         return [t.anchor for t in self.trees]
 
     def _select(self, trees: str | Sequence[str] | None) -> np.ndarray:
-        """Boolean mask of this signaler's trees fully matching the regex(es) ``trees`` (all: None)."""
+        """Boolean mask of this signaler's trees fully matching the regex(es) ``trees``
+        (all: None)."""
         if trees is None:
             return np.ones(len(self.trees), bool)
         regexes = [re.compile(p) for p in ([trees] if isinstance(trees, str) else trees)]

@@ -1,4 +1,4 @@
-"""Distance signaler: HIGH near reference entities, MEDIUM a bit further, LOW beyond, with hysteresis."""
+"""Distance signaler: HIGH near reference entities, MEDIUM a bit further, LOW beyond; hysteresis."""
 from __future__ import annotations
 
 from typing import Any, Sequence

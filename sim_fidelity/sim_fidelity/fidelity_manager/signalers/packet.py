@@ -15,8 +15,9 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    seconds, so no physically unstable structure persists (0 disables).
 
 The robot's box is the union of the AABBs of the robot entities (boxes of ``robot_half_extents``
-about each entity's pose, one size for all or per entity regex), inflated by ``inflation`` metres on every side. The presets of the
-paper are :data:`ADFI_INFLATION`; "HiFi" is the manager switched off.
+about each entity's pose, one size for all or per entity regex), inflated by ``inflation``
+metres on every side. The presets of the paper are :data:`ADFI_INFLATION`; "HiFi" is the manager
+switched off.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
 
 def _half_extents(spec: np.ndarray | dict[str, np.ndarray], names: Sequence[str], key: str,
                   what: str) -> np.ndarray:
-    """Half extents for each name: one vec3 for all, or the first ``{regex: vec3}`` entry matching."""
+    """Half extents for each name: one vec3 for all, or the first matching ``{regex: vec3}``
+    entry."""
     if isinstance(spec, np.ndarray):
         return np.tile(spec, (len(names), 1))
     half = np.full((len(names), 3), np.nan)
@@ -67,7 +69,8 @@ class PacketSignaler(Signaler):
                                     "robot entity: [x, y, z] or {entity regex: [x, y, z]}"),
         "half_extents": Param("vec3_or_map", help="packet half extents [m]: [x, y, z] or "
                                                   "{tree-name regex: [x, y, z]}"),
-        "inflation": Param("nonneg", 0.5, "inflation of the robot box [m] (AdFi-1/2/3: 1.0/0.5/0.01)"),
+        "inflation": Param("nonneg", 0.5,
+                           "inflation of the robot box [m] (AdFi-1/2/3: 1.0/0.5/0.01)"),
         "linear_threshold": Param("nonneg", 0.01, "speed [m/s] below which a packet is still"),
         "angular_threshold": Param("nonneg", 0.05, "angular speed [rad/s] below which it is still"),
         "still_steps": Param("int", 2, "consecutive still ticks before a packet is lowered"),

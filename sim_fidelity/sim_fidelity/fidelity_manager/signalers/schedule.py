@@ -12,10 +12,12 @@ from .base import Param, Signaler
 
 
 class ScheduleSignaler(Signaler):
-    """From each entry's ``time`` on, the trees matching its ``trees`` regex are at its ``level``."""
+    """From each entry's ``time`` on, the trees matching its ``trees`` regex are at its
+    ``level``."""
 
     PARAMS = {
-        "table": Param("schedule", help="list of {time: s, level: name, trees: regex (default all)}"),
+        "table": Param("schedule",
+                       help="list of {time: s, level: name, trees: regex (default all)}"),
         "initial": Param("level", Level.HIGH, "level before the first entry"),
     }
 
