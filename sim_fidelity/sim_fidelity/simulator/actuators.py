@@ -1,10 +1,10 @@
 """Gazebo joint-controller plugins turned into MuJoCo actuators before the world is compiled.
 
 ``gz::sim::systems::JointPositionController`` becomes a position servo (``p_gain``, ``d_gain``,
-``cmd_max``/``cmd_min`` as force limits, ``initial_position``); ``gz::sim::systems::JointController``
-becomes a velocity servo (``p_gain`` when ``use_force_commands``, else a stiff default). The actuator
-is named after the plugin entity, so the SCRIPT lever of the plugin and the ACTUATION lever of the
-joint both reach it.
+``cmd_max``/``cmd_min`` as force limits, ``initial_position``);
+``gz::sim::systems::JointController`` becomes a velocity servo (``p_gain`` when
+``use_force_commands``, else a stiff default). The actuator is named after the plugin entity, so
+the SCRIPT lever of the plugin and the ACTUATION lever of the joint both reach it.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import mujoco
 from .errors import SdfError
 from .sdf.records import LoadedWorld
 
-POSITION_PLUGINS = ("JointPositionController", "joint-position-controller", "joint_position_controller")
+POSITION_PLUGINS = ("JointPositionController", "joint-position-controller",
+                    "joint_position_controller")
 VELOCITY_PLUGINS = ("JointController", "joint-controller", "joint_controller")
 DEFAULT_VELOCITY_GAIN = 100.0
 
@@ -49,7 +50,8 @@ def _value(root: ET.Element, tag: str, default: float, plugin: str) -> float:
                        element="plugin") from None
 
 
-def add_controller_actuators(world: LoadedWorld, only: set[str] | None = None) -> list[ControllerRecord]:
+def add_controller_actuators(world: LoadedWorld,
+                             only: set[str] | None = None) -> list[ControllerRecord]:
     """Add one actuator per joint-controller plugin to ``world.spec``; returns what was added."""
     spec = world.spec
     added = []
@@ -81,7 +83,8 @@ def add_controller_actuators(world: LoadedWorld, only: set[str] | None = None) -
             initial = _value(root, "initial_position", 0.0, name)
         else:
             use_force = (root.findtext("use_force_commands") or "").strip().lower() in ("1", "true")
-            kv = _value(root, "p_gain", DEFAULT_VELOCITY_GAIN, name) if use_force else DEFAULT_VELOCITY_GAIN
+            kv = (_value(root, "p_gain", DEFAULT_VELOCITY_GAIN, name) if use_force
+                  else DEFAULT_VELOCITY_GAIN)
             act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
             act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
             act.gainprm[0] = kv

@@ -145,8 +145,9 @@ class MujocoEngine:
         for n in names:
             info = self.entity_info(n)
             if info.kind not in kinds:
-                raise UnsupportedLeverError(lever, n, f"needs a {' or '.join(k.value for k in kinds)}"
-                                            f"; it is a {info.kind.value}")
+                needed = " or ".join(k.value for k in kinds)
+                raise UnsupportedLeverError(lever, n, f"needs a {needed}; "
+                                            f"it is a {info.kind.value}")
 
     # ------------------------------------------------------------------ state
     def _refresh(self) -> None:
@@ -216,7 +217,8 @@ class MujocoEngine:
             v, w = target_twist[:, :3], target_twist[:, 3:]
             if r.offset:
                 v = v + pose_math.cross(w, x_wb[:, :3] - target[:, :3])
-            d.qpos[r.qidx] = np.concatenate([x_wb[:, :3], pose_math.xyzw_to_wxyz(x_wb[:, 3:])], axis=1)
+            d.qpos[r.qidx] = np.concatenate([x_wb[:, :3], pose_math.xyzw_to_wxyz(x_wb[:, 3:])],
+                                            axis=1)
             d.qvel[r.didx] = np.concatenate(
                 [v, pose_math.quat_rotate(pose_math.quat_conj(x_wb[:, 3:]), w)], axis=1)
             self._stale = True
@@ -401,7 +403,8 @@ class MujocoEngine:
 
     def _lever_actuators(self, names: Sequence[str]) -> np.ndarray:
         """Actuators driving the named joints, or all joints of the named models."""
-        self._require(names, (EntityKind.JOINT, EntityKind.MODEL, EntityKind.PLUGIN), Lever.ACTUATION)
+        self._require(names, (EntityKind.JOINT, EntityKind.MODEL, EntityKind.PLUGIN),
+                      Lever.ACTUATION)
         wanted = set()
         for n in names:
             kind = self.index.info[n].kind
@@ -411,7 +414,8 @@ class MujocoEngine:
                 if n in self.controllers:
                     wanted.add(self.controllers[n].joint)
             else:
-                wanted.update(j for j, r in self.world.joints.items() if self.index.belongs(r.model, n))
+                wanted.update(j for j, r in self.world.joints.items()
+                              if self.index.belongs(r.model, n))
         return np.array([self.index.actuator_id[p] for p, c in self.controllers.items()
                          if c.joint in wanted], int)
 

@@ -37,7 +37,8 @@ class StateRefs:
     simple: bool  # every entity is carried by exactly its free reference body (vectorised set)
 
 
-Root = tuple[int, "str | None"]  # a body carrying an entity's pose, and its free link (None: static)
+# a body carrying an entity's pose, and its free link (None: static)
+Root = tuple[int, "str | None"]
 
 
 class EntityIndex:
@@ -73,7 +74,8 @@ class EntityIndex:
         for name, rec in w.models.items():
             self.info[name] = EntityInfo(name, EntityKind.MODEL, rec.parent, rec.static)
         for name, rec in w.links.items():
-            self.info[name] = EntityInfo(name, EntityKind.LINK, rec.model, w.models[rec.model].static)
+            self.info[name] = EntityInfo(name, EntityKind.LINK, rec.model,
+                                         w.models[rec.model].static)
         for name, rec in w.joints.items():
             self.info[name] = EntityInfo(name, EntityKind.JOINT, rec.model, type=rec.type)
         for name, rec in w.sensors.items():
@@ -110,7 +112,8 @@ class EntityIndex:
         return ref_body, ref_offset
 
     def _roots(self, m: mujoco.MjModel) -> dict[str, list[Root]]:
-        """The bodies that carry each model's/link's pose: free root links, or static root bodies."""
+        """The bodies that carry each model's/link's pose: free root links, or static root
+        bodies."""
         w = self.world
         roots_of: dict[str, list[Root]] = {}
         for name, rec in w.links.items():

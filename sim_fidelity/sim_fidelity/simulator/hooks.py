@@ -18,7 +18,8 @@ class StepHooks:
         self._hooks: list[StepHook] = []
 
     def add(self, hook: StepHook) -> None:
-        """Run ``hook`` after every step (after the hooks already added); adding twice is a no-op."""
+        """Run ``hook`` after every step (after the hooks already added); adding twice is a
+        no-op."""
         if hook not in self._hooks:
             self._hooks.append(hook)
 

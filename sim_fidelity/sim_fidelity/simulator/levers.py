@@ -25,7 +25,8 @@ Changed bodies are woken (sleeping islands must not see their parameters change)
 
 The body-level masks (``body_contype``/``body_conaffinity``, the OR of the body's geoms) follow the
 geoms: MuJoCo's broad phase skips a body whose two masks are 0, so a LOW body (dynamics and
-collision off) costs nothing there (measured on truck B: 0.93 -> 0.47 ms/step with 1007 LOW packets).
+collision off) costs nothing there (measured on truck B: 0.93 -> 0.47 ms/step with 1007 LOW
+packets).
 """
 from __future__ import annotations
 
@@ -37,9 +38,11 @@ CARRIED_BIT = 2  # contact bit of carried bodies (models use bit 0, MuJoCo's def
 
 
 class BodyLevers:
-    """DYNAMICS, COLLISION, GRAVITY and CARRIED flags per body and the parameters derived from them."""
+    """DYNAMICS, COLLISION, GRAVITY and CARRIED flags per body and the parameters derived from
+    them."""
 
-    def __init__(self, model, previous: "BodyLevers | None" = None, body_names: list[str] | None = None):
+    def __init__(self, model, previous: "BodyLevers | None" = None,
+                 body_names: list[str] | None = None):
         m = model
         self.nbody = m.nbody
         self.orig_contype = m.geom_contype.copy()
@@ -72,7 +75,8 @@ class BodyLevers:
         flag[bodies] = off
         self.apply(model, data, bodies, zero_velocity=(name == "DYNAMICS" and off))
 
-    def apply(self, model, data, bodies: np.ndarray | None = None, zero_velocity: bool = False) -> None:
+    def apply(self, model, data, bodies: np.ndarray | None = None,
+              zero_velocity: bool = False) -> None:
         """Write contype/conaffinity, gravcomp and damping for ``bodies`` (all when None)."""
         m = model
         if bodies is None:

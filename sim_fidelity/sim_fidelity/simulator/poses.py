@@ -89,7 +89,8 @@ def quat_to_rpy(q: np.ndarray) -> np.ndarray:
 
 
 def normalized_or_raise(q: np.ndarray, tol: float = 1e-3) -> np.ndarray:
-    """Normalise xyzw quaternions; raise InvalidPoseError where not finite or far from unit length."""
+    """Normalise xyzw quaternions; raise InvalidPoseError where not finite or far from unit
+    length."""
     q = np.asarray(q, float)
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     if not np.all(np.isfinite(q)) or np.any(np.abs(n - 1.0) > tol):

@@ -10,7 +10,8 @@ Conventions
 -----------
 * Entity names are scoped SDF names: ``model``, ``model::link``, ``model::joint``,
   ``model::link::sensor``, ``model::plugin``; nested models add levels (``outer::inner::link``).
-* Poses are ``(n, 7)`` float arrays ``[x, y, z, qx, qy, qz, qw]`` (the ROS order) in the world frame.
+* Poses are ``(n, 7)`` float arrays ``[x, y, z, qx, qy, qz, qw]`` (the ROS order) in the world
+  frame.
 * Twists are ``(n, 6)`` float arrays ``[vx, vy, vz, wx, wy, wz]`` in the world frame.
 """
 from __future__ import annotations
@@ -51,8 +52,8 @@ class Lever(enum.IntEnum):
         try:
             return cls(value)
         except ValueError:
-            raise UnsupportedLeverError(value, why=f"no such lever; levers: "
-                                        f"{', '.join(f'{l.name}={l.value}' for l in cls)}") from None
+            levers = ", ".join(f"{lever.name}={lever.value}" for lever in cls)
+            raise UnsupportedLeverError(value, why=f"no such lever; levers: {levers}") from None
 
 
 class SimState(enum.IntEnum):

@@ -55,14 +55,16 @@ class Emitter:
         joints = [j for m in models for j in m.joints.values()]
         parent_joint: dict[int, Joint] = {}
         for j in joints:
-            j.parent_link = None if j.parent == "world" else self.frames.link_of(j.model, j.parent, j.node)
+            j.parent_link = (None if j.parent == "world"
+                             else self.frames.link_of(j.model, j.parent, j.node))
             j.child_link = self.frames.link_of(j.model, j.child, j.node)
             if j.child_link is None:
                 raise j.node.error(f"joint '{j.name}': child '{j.child}' has no link")
             if j.parent != "world" and j.parent_link is None:
                 raise j.node.error(f"joint '{j.name}': parent '{j.parent}' has no link")
             if j.child_link is j.parent_link:
-                raise j.node.error(f"joint '{j.name}' connects link '{j.child_link.name}' to itself")
+                raise j.node.error(
+                    f"joint '{j.name}' connects link '{j.child_link.name}' to itself")
             prev = parent_joint.get(id(j.child_link))
             if prev is not None:
                 raise j.node.error(
@@ -149,9 +151,11 @@ class Emitter:
                                     [v["ixy"], v["iyy"], v["iyz"]],
                                     [v["ixz"], v["iyz"], v["izz"]]])
             pose = self.frames.pose_in_link(l, parse_pose(node.find("pose")))
-        where = node.find("mass") if node is not None and node.find("mass") is not None else (node or l.node)
+        where = (node.find("mass") if node is not None and node.find("mass") is not None
+                 else (node or l.node))
         if mass <= 0 and not l.static:
-            raise where.error(f"link '{l.scoped}' has mass {mass}: a moving link needs a positive mass")
+            raise where.error(
+                f"link '{l.scoped}' has mass {mass}: a moving link needs a positive mass")
         if mass <= 0:
             mass = 1.0
         # express the tensor in the link frame so MuJoCo gets one matrix and no rotation
@@ -196,7 +200,8 @@ class Emitter:
             frame_w = self._axis_frame(j, anode, xyz_node, jw)
             axis = quat_rotate(inverse(child_world)[3:], quat_rotate(frame_w[3:], xyz))
             kw = dict(name=mj_name, pos=in_child[:3], axis=axis,
-                      type=mj.mjtJoint.mjJNT_SLIDE if j.type == "prismatic" else mj.mjtJoint.mjJNT_HINGE)
+                      type=(mj.mjtJoint.mjJNT_SLIDE if j.type == "prismatic"
+                            else mj.mjtJoint.mjJNT_HINGE))
             lim = anode.find("limit")
             limited = False
             if lim is not None and j.type != "continuous":
@@ -210,7 +215,8 @@ class Emitter:
                     limited = True
                 elif lo > -UNLIMITED or hi < UNLIMITED:
                     raise lim.error(f"joint '{j.name}': a one-sided limit is not supported")
-            kw["limited"] = mj.mjtLimited.mjLIMITED_TRUE if limited else mj.mjtLimited.mjLIMITED_FALSE
+            kw["limited"] = (mj.mjtLimited.mjLIMITED_TRUE if limited
+                             else mj.mjtLimited.mjLIMITED_FALSE)
             if lim is not None:
                 effort = float_of(lim, "effort", -1.0)
                 if effort > 0:

@@ -23,7 +23,8 @@ from .xmltree import Node
 
 
 class FrameGraph:
-    """The models being loaded into ``world`` and every frame's pose, resolved on demand (cached)."""
+    """The models being loaded into ``world`` and every frame's pose, resolved on demand
+    (cached)."""
 
     def __init__(self, world: LoadedWorld):
         self.world = world
@@ -140,7 +141,8 @@ class FrameGraph:
             m = m.parent
         return m
 
-    def world_pose(self, m: Model, name: str = "__model__", where: Node | None = None) -> np.ndarray:
+    def world_pose(self, m: Model, name: str = "__model__",
+                   where: Node | None = None) -> np.ndarray:
         top = self.top_of(m)
         base = compose(self.top_world(top), self.model_in_top(m))
         return compose(base, self.frame(m, name, where or m.node))

@@ -87,7 +87,8 @@ def add_geom(spec, body, l: Link, node: Node, visual: bool, *,
     body.add_geom(**kw)
     return gname
 
-def _shape(spec, shape: Node, gname: str, resource_paths: tuple, created_assets: list) -> dict | None:
+def _shape(spec, shape: Node, gname: str, resource_paths: tuple,
+           created_assets: list) -> dict | None:
     """MuJoCo geom keywords of one SDF shape (meshes are added to ``spec`` as assets)."""
     import mujoco as mj
 
@@ -101,7 +102,8 @@ def _shape(spec, shape: Node, gname: str, resource_paths: tuple, created_assets:
         raise _Skip()
 
     def pos(tag, default=None):
-        v = float_of(shape, tag, default) if default is not None else numbers(required(shape, tag), 1)[0]
+        v = (float_of(shape, tag, default) if default is not None
+             else numbers(required(shape, tag), 1)[0])
         if v <= 0:
             raise shape.find(tag).error(f"<{tag}> must be positive, got {v}")
         return v
@@ -144,7 +146,8 @@ def _shape(spec, shape: Node, gname: str, resource_paths: tuple, created_assets:
     if path.suffix.lower() not in (".stl", ".obj"):
         raise uri_node.error(f"mesh format '{path.suffix}' is not supported (STL and OBJ are)")
     uri_node.text = str(path)  # so the model's SDF text stands on its own
-    scale = np.array(numbers(shape.find("scale"), 3)) if shape.find("scale") is not None else np.ones(3)
+    scale = (np.array(numbers(shape.find("scale"), 3)) if shape.find("scale") is not None
+             else np.ones(3))
     if np.any(scale == 0):
         raise shape.find("scale").error("mesh scale must not be zero")
     verts = ascii_stl(path, uri_node) if path.suffix.lower() == ".stl" else None

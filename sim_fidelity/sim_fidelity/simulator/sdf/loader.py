@@ -81,7 +81,8 @@ def _physics(world_node: Node, lw: LoadedWorld) -> None:
             info["iters"] = int(float_of(solver, "iters", 50))
             info["sor"] = float_of(solver, "sor", 1.3)
             info["island_threads"] = int(float_of(solver, "island_threads", 0))
-            info["thread_position_correction"] = bool_of(solver, "thread_position_correction", False)
+            info["thread_position_correction"] = bool_of(solver, "thread_position_correction",
+                                                         False)
         if chosen.find("gravity") is not None:  # SDF <= 1.4 kept gravity here
             gravity = numbers(chosen.find("gravity"), 3)
     if world_node.find("gravity") is not None:
@@ -130,7 +131,8 @@ def _load(root: Node, source: str, resource_paths) -> LoadedWorld:
     models = root.findall("model")
     for c in root.children:
         if c.tag not in ("world", "model", "light") and ":" not in c.tag:
-            raise c.error(REJECTED.get(c.tag) or f"unknown or unsupported element <{c.tag}> in <sdf>")
+            raise c.error(REJECTED.get(c.tag)
+                          or f"unknown or unsupported element <{c.tag}> in <sdf>")
     if len(worlds) > 1:
         raise worlds[1].error("only one <world> per file is supported")
     if worlds and models:

@@ -11,8 +11,8 @@ from .xmltree import Node
 def ascii_stl(path: Path, where: Node) -> np.ndarray | None:
     """Vertices (3 per facet) of an ASCII STL file, or None for a binary one."""
     data = path.read_bytes()
-    if not data[:5].lower() == b"solid" or (len(data) >= 84 and
-                                           84 + 50 * int.from_bytes(data[80:84], "little") == len(data)):
+    if not data[:5].lower() == b"solid" or (
+            len(data) >= 84 and 84 + 50 * int.from_bytes(data[80:84], "little") == len(data)):
         return None
     verts = []
     try:

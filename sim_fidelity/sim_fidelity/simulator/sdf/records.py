@@ -4,11 +4,12 @@ Naming contract between loader and engine (so the engine never guesses):
 
 * a link is a MuJoCo body named by its scoped name (``model::link``); a root link of a non-static
   model carries a free joint named ``<link>::__free__``;
-* an SDF joint of one degree of freedom is a MuJoCo joint named by its scoped name; a universal joint
-  is two hinges named ``<joint>::axis`` and ``<joint>::axis2``; a ball joint is one ball joint;
-  a fixed joint has no MuJoCo joint (the child body is nested without one);
-* a ``<collision>`` is a geom named ``<link>::<collision>`` in ``collision_group``; a ``<visual>`` is a
-  geom named ``<link>::<visual>::visual`` in ``visual_group`` with ``contype = conaffinity = 0``;
+* an SDF joint of one degree of freedom is a MuJoCo joint named by its scoped name; a universal
+  joint is two hinges named ``<joint>::axis`` and ``<joint>::axis2``; a ball joint is one ball
+  joint; a fixed joint has no MuJoCo joint (the child body is nested without one);
+* a ``<collision>`` is a geom named ``<link>::<collision>`` in ``collision_group``; a ``<visual>``
+  is a geom named ``<link>::<visual>::visual`` in ``visual_group`` with
+  ``contype = conaffinity = 0``;
 * links of static models are bodies without joints (welded to the world).
 """
 from __future__ import annotations
@@ -69,7 +70,8 @@ class ModelRecord:
     static: bool
     pose: np.ndarray  # (7,) model frame in the world at load time, xyzw
     canonical_link: str  # scoped link name ("" for a model without links)
-    links: list[str] = field(default_factory=list)  # scoped names, own links only (not nested models')
+    # scoped names, own links only (not nested models')
+    links: list[str] = field(default_factory=list)
     joints: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # directly nested models
     sdf: str = ""  # standalone <sdf><model> text (includes resolved), for respawning a static copy
@@ -84,7 +86,8 @@ class LoadedWorld:
     spec: object  # mujoco.MjSpec; typed loosely so importing this module needs no MuJoCo
     step_size: float = 0.001
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.8]))
-    physics: dict = field(default_factory=dict)  # kept metadata: solver iters, sor, island_threads, ...
+    # kept metadata: solver iters, sor, island_threads, ...
+    physics: dict = field(default_factory=dict)
     models: dict[str, ModelRecord] = field(default_factory=dict)
     links: dict[str, LinkRecord] = field(default_factory=dict)
     joints: dict[str, JointRecord] = field(default_factory=dict)
