@@ -40,7 +40,8 @@ def lowered_boxes(engine: MujocoEngine, fraction: float) -> list[str]:
 
 
 def setup(sdf: str, fraction: float, levers: tuple, sleep: bool) -> tuple[MujocoEngine, float]:
-    engine = MujocoEngine(load_world_string(sdf), sleep=sleep, sleep_tolerance=0.01 if sleep else None)
+    engine = MujocoEngine(load_world_string(sdf), sleep=sleep,
+                          sleep_tolerance=0.01 if sleep else None)
     names = lowered_boxes(engine, fraction)
     t0 = time.perf_counter()
     for lever in levers:
@@ -81,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"meta": meta, "rows": rows}, indent=1))
         return 0
     print(f"500-box wall (5 x 10 x 10, 0.4 m), {args.steps} steps x {args.rounds} rounds, median")
-    print(f"{'mode':32s} {'ms/step':>8s} {'spread':>8s} {'RTF':>7s} {'speed-up':>9s} {'switch ms':>10s}")
+    print(f"{'mode':32s} {'ms/step':>8s} {'spread':>8s} {'RTF':>7s} {'speed-up':>9s} "
+          f"{'switch ms':>10s}")
     for r in rows:
-        print(f"{r['mode']:32s} {r['step_ms']:8.3f} {r['spread_ms']:8.3f} {r['real_time_factor']:7.2f} "
-              f"{r['speedup']:8.1f}x {r['switch_ms']:10.2f}")
+        print(f"{r['mode']:32s} {r['step_ms']:8.3f} {r['spread_ms']:8.3f} "
+              f"{r['real_time_factor']:7.2f} {r['speedup']:8.1f}x {r['switch_ms']:10.2f}")
     return 0
 
 
