@@ -1,1 +1,2 @@
-"""Paper 001's 1-D example: a box on a track with mud regions, its missions, SARSA redesign, end to end."""
+"""Paper 001's 1-D example, end to end: a box on a track with mud regions, its missions, SARSA
+redesign."""

@@ -81,7 +81,8 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
     return {"mode": mode, "seed": seed, "sim_time": reached, "wall": wall,
             "rtf": reached / wall, "unloaded": robot.unloaded,
             "rate_per_hour": 3600.0 * robot.unloaded / reached,
-            "packets": len(robot.packets), "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
+            "packets": len(robot.packets),
+            "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
             "picks": controller.stats.picks, "sweeps": controller.stats.sweeps,
             "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
             "manager_us_per_tick": 1e6 * manager_wall / ticks,
@@ -89,6 +90,10 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
             "unstable_resets": int(sim.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number),
             "samples": samples,
             "phases": [[round(t, 3), p] for t, p in controller.stats.phases]}
+
+
+def _mean(runs: list[dict[str, Any]], key: str) -> float:
+    return float(np.mean([r[key] for r in runs]))
 
 
 def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[str, float]]:
@@ -101,22 +106,23 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
         unloaded = np.array([r["unloaded"] for r in mine], float)
         out[mode] = {"rtf_mean": float(rtf.mean()), "rtf_std": float(rtf.std()),
                      "unloaded_mean": float(unloaded.mean()), "unloaded_std": float(unloaded.std()),
-                     "unloaded_pct_mean": float(np.mean([r["unloaded_pct"] for r in mine])),
+                     "unloaded_pct_mean": _mean(mine, "unloaded_pct"),
                      "rate_mean": float(rate.mean()), "rate_std": float(rate.std()),
-                     "manager_us_per_tick": float(np.mean([r["manager_us_per_tick"] for r in mine])),
-                     "manager_overhead_pct": float(np.mean([r["manager_overhead_pct"] for r in mine]))}
+                     "manager_us_per_tick": _mean(mine, "manager_us_per_tick"),
+                     "manager_overhead_pct": _mean(mine, "manager_overhead_pct")}
     if "hifi" in out:
         base = out["hifi"]
         for s in out.values():
             s["speedup_vs_hifi"] = s["rtf_mean"] / base["rtf_mean"]
-            s["rate_error_pct"] = (100.0 * abs(s["rate_mean"] - base["rate_mean"]) / base["rate_mean"]
-                                   if base["rate_mean"] > 0 else float("nan"))
+            s["rate_error_pct"] = (
+                100.0 * abs(s["rate_mean"] - base["rate_mean"]) / base["rate_mean"]
+                if base["rate_mean"] > 0 else float("nan"))
     return out
 
 
 def table(summary: dict[str, dict[str, float]]) -> str:
-    head = (f"{'mode':12} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'% load':>6} {'rate [1/h]':>15} "
-            f"{'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9}")
+    head = (f"{'mode':12} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'% load':>6} "
+            f"{'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9}")
     lines = [head]
     for mode, s in summary.items():
         lines.append(f"{mode:12} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
@@ -130,7 +136,8 @@ def table(summary: dict[str, dict[str, float]]) -> str:
 
 
 def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Fig. 4 (instantaneous RTF with phases), Fig. 6 (unloaded per repeat), Fig. 7 (error vs RTF)."""
+    """Fig. 4 (instantaneous RTF with phases), Fig. 6 (unloaded per repeat), Fig. 7 (error vs
+    RTF)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -206,7 +213,8 @@ def run(args: argparse.Namespace) -> int:
         for seed in seeds:  # modes side by side on each seed, so load drifts hit them alike
             for mode in modes:
                 bar.set_description(f"{args.scenario} {mode} seed {seed}")
-                runs.append(run_once(args.scenario, mode, seed, args.duration, bar, args.tick_period))
+                runs.append(run_once(args.scenario, mode, seed, args.duration, bar,
+                                     args.tick_period))
     summary = summarise(runs, modes)
     result = {"scenario": args.scenario, "duration": args.duration, "repeats": args.repeats,
               "tick_period": args.tick_period,

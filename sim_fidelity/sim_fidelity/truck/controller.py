@@ -29,7 +29,8 @@ MAX_SPEED = {"drive": 0.5, "arm_lift": 1.0, "arm_reach": 1.2, "arm_shift": 0.8, 
              "wrist_yaw": 1.0, "plunger_extend": 0.3, "nose_reach": 0.3, "nose_pitch": 0.6,
              "sweep_left": 2.0, "sweep_right": 2.0}
 TOLERANCE = 0.02  # m or rad: a joint is "there"
-CUP_AHEAD = geo.PLATE_X + geo.TUBE_LENGTH + geo.CUP_OFFSET + geo.CUP_LENGTH / 2  # tool frame -> cup face
+# tool frame -> cup face
+CUP_AHEAD = geo.PLATE_X + geo.TUBE_LENGTH + geo.CUP_OFFSET + geo.CUP_LENGTH / 2
 NOSE_UP = -0.6  # nose_pitch raised
 NOSE_TIP = geo.NOSE_HINGE[0] + geo.NOSE_LENGTH * np.cos(geo.nose_slope())  # model frame, nose down
 NOSE_REACH_MAX = geo.NOSE_HINGE[0] + geo.NOSE_LENGTH + 0.05  # model frame: the tip at any pitch
@@ -100,12 +101,14 @@ class ControllerStats:
 class UnloadingController:
     """Drives an :class:`Unloader`; call :meth:`tick` every :data:`CONTROL_PERIOD` of sim time."""
 
-    def __init__(self, robot: UnloaderIO, announce: Callable[[str], None] | None = None, seed: int = 0):
+    def __init__(self, robot: UnloaderIO, announce: Callable[[str], None] | None = None,
+                 seed: int = 0):
         self.robot = robot
         self.announce = announce or (lambda action: None)
         self.rng = np.random.default_rng(seed)
         self.joints = list(MAX_SPEED)
-        self.drive_offset = robot.model_x() - robot.positions(["drive"])[0]  # model x = offset + drive
+        # model x = offset + drive
+        self.drive_offset = robot.model_x() - robot.positions(["drive"])[0]
         self.cmd = dict(zip(self.joints, robot.positions(self.joints)))
         self.cmd["nose_pitch"] = NOSE_UP
         self.target = dict(self.cmd)
@@ -150,7 +153,8 @@ class UnloadingController:
         if self.reached_at is None:
             at = all(abs(self.cmd[j] - v) < 1e-9 for j, v in m.targets.items())
             if at:
-                err = np.abs(self.robot.positions(list(m.targets)) - np.array(list(m.targets.values())))
+                err = np.abs(self.robot.positions(list(m.targets))
+                             - np.array(list(m.targets.values())))
                 at = bool((err < TOLERANCE * 3).all())
             if at or t - self.move_started > m.timeout:
                 self.reached_at = t
@@ -251,10 +255,12 @@ class UnloadingController:
         return [
             # reach out without lowering the tool (packets released onto the belt are still under
             # it), then lower it to the target
-            Move("approach", lambda: {"drive": drive, "arm_lift": max(lift + 0.02, self.cmd["arm_lift"]),
+            Move("approach", lambda: {"drive": drive,
+                                      "arm_lift": max(lift + 0.02, self.cmd["arm_lift"]),
                                       "arm_shift": y, "arm_reach": reach, "wrist_pitch": 0.0,
-                                      "wrist_yaw": 0.0, "plunger_extend": 0.0, "nose_pitch": NOSE_UP,
-                                      "nose_reach": 0.0, "sweep_left": 0.0, "sweep_right": 0.0},
+                                      "wrist_yaw": 0.0, "plunger_extend": 0.0,
+                                      "nose_pitch": NOSE_UP, "nose_reach": 0.0,
+                                      "sweep_left": 0.0, "sweep_right": 0.0},
                  timeout=10.0),
             Move("approach", {"arm_lift": lift + 0.02}, timeout=3.0),
             Move("extend", {"arm_lift": lift, "plunger_extend": EXTEND}, timeout=2.0,
@@ -265,7 +271,8 @@ class UnloadingController:
             Move("withdraw", {"arm_reach": -1.0, "arm_shift": 0.0}, timeout=5.0),
             Move("lower", lambda: {"arm_lift": self._release_lift()}, timeout=3.0,
                  stop_when=self._lift_blocked),
-            Move("release", {}, timeout=0.0, dwell=0.3 * self.rng.uniform(0.8, 1.2), on_start=release),
+            Move("release", {}, timeout=0.0, dwell=0.3 * self.rng.uniform(0.8, 1.2),
+                 on_start=release),
             Move("retract", lambda: {"plunger_extend": 0.0, "arm_lift": self._clear_lift},
                  timeout=2.0, on_start=retract),
         ]

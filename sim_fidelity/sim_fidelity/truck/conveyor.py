@@ -4,8 +4,9 @@ A belt is a collision of a robot link (``<belt><link><collision><speed><directio
 the link frame). Each physics step, every packet in contact with a belt is brought towards the
 belt's surface velocity along the belt (plus the velocity of the robot's root link along its slide
 joints, i.e. its drive), with a pull towards the belt's centre line across it, keeping its
-velocity normal to the belt; the change per step is bounded by :data:`BELT_ACCELERATION`, like friction (a packet
-jammed against something is not forced along, which would push the robot through the jam). A
+velocity normal to the belt; the change per step is bounded by :data:`BELT_ACCELERATION`, like
+friction (a packet jammed against something is not forced along, which would push the robot
+through the jam). A
 packet gripped by a weld is left to its weld. Every :data:`CHECK_PERIOD` seconds, packets behind
 the model's ``unload_x`` (model frame) count as unloaded: they are moved to a storage yard beside
 the dock, at rest, and their DYNAMICS and COLLISION levers are switched off, so they cost next to
@@ -163,7 +164,8 @@ class Conveyor:
         normal = np.cross(along, across)
         dof = self.packet_dof[rows]
         lin = d.qvel[dof[:, None] + np.arange(3)]
-        offset = np.einsum("ni,ni->n", d.xpos[self.packet_body[rows]] - d.geom_xpos[self._belt_geom[belts]],
+        offset = np.einsum("ni,ni->n",
+                           d.xpos[self.packet_body[rows]] - d.geom_xpos[self._belt_geom[belts]],
                            across)
         base_v = d.qvel[self._drive_dof] @ self._drive_axis
         target = (self._speed[belts, None] * along + base_v
@@ -172,7 +174,8 @@ class Conveyor:
         change = target - lin  # the belt's friction bounds how fast it brings a packet along
         limit = BELT_ACCELERATION * engine.step_size
         norm = np.linalg.norm(change, axis=1, keepdims=True)
-        d.qvel[dof[:, None] + np.arange(3)] = lin + change * np.minimum(1.0, limit / np.maximum(norm, 1e-12))
+        scale = np.minimum(1.0, limit / np.maximum(norm, 1e-12))
+        d.qvel[dof[:, None] + np.arange(3)] = lin + change * scale
         d.qvel[dof[:, None] + np.arange(3, 6)] *= ANGULAR_DAMPING
 
     def _count_unloaded(self, engine: MujocoEngine) -> None:

@@ -83,7 +83,8 @@ class Suction:
         """Model indices of cups, welds, plates and grippable bodies (after every compile)."""
         m, w = engine.model, engine.world
         self.cup_body = np.array([m.body(w.plugins[p].parent).id for p in self.plugins], int)
-        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & engine.index.collision_geom)[0]
+        collision = engine.index.collision_geom
+        self.cup_geom = np.array([np.flatnonzero((m.geom_bodyid == b) & collision)[0]
                                   for b in self.cup_body], int)
         m.geom_group[self.cup_geom] = RAY_GROUP
         self.eq = np.array([m.equality(p + WELD_SUFFIX).id for p in self.plugins], int)
@@ -155,10 +156,12 @@ class Suction:
             return
         mats = d.xmat[self.cup_body[idx]].reshape(-1, 3, 3)
         axes = np.ascontiguousarray(mats[:, :, 0])
-        origins = (d.xpos[self.cup_body[idx]] + np.einsum("nij,nj->ni", mats, self.sensor_offset[idx])
+        origins = (d.xpos[self.cup_body[idx]]
+                   + np.einsum("nij,nj->ni", mats, self.sensor_offset[idx])
                    - RAY_BACKOFF * axes)
         for k, i in enumerate(idx):
-            dist = mujoco.mj_ray(m, d, origins[k], axes[k], self.geom_group_mask, 1, -1, self._geomid)
+            dist = mujoco.mj_ray(m, d, origins[k], axes[k], self.geom_group_mask, 1, -1,
+                                 self._geomid)
             if 0 <= dist <= self.range[i] + RAY_BACKOFF:
                 self.readings[i] = max(dist - RAY_BACKOFF, 0.0)
 
