@@ -18,7 +18,9 @@ def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:
         <inertial><mass>1</mass>
           <inertia><ixx>0.083</ixx><iyy>0.083</iyy><izz>0.001</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
         </inertial>
-        <collision name="c"><geometry><cylinder><radius>0.02</radius><length>1</length></cylinder></geometry></collision>
+        <collision name="c">
+          <geometry><cylinder><radius>0.02</radius><length>1</length></cylinder></geometry>
+        </collision>
       </link>
       <joint name="hinge" type="revolute">
         <parent>post</parent><child>rod</child>

@@ -166,12 +166,15 @@ def test_many_trees_changing_in_one_tick_cost_one_call_per_lever_and_side(sim):
     m.signalers["hand"].set("low")  # six boxes at once
     report = m.tick()
     assert sorted(report.changed) == [f"box_{i}" for i in range(6)]
-    assert sorted(sim.calls) == [("get", Lever.DYNAMICS, None, 6), ("get", Lever.COLLISION, None, 6),
-                                 ("set", Lever.DYNAMICS, False, 6), ("set", Lever.COLLISION, False, 5)]
+    assert sorted(sim.calls) == [("get", Lever.DYNAMICS, None, 6),
+                                 ("get", Lever.COLLISION, None, 6),
+                                 ("set", Lever.DYNAMICS, False, 6),
+                                 ("set", Lever.COLLISION, False, 5)]
     sim.calls.clear()
     m.signalers["hand"].set("high")
     m.tick()
-    assert sorted(sim.calls) == [("set", Lever.DYNAMICS, True, 6), ("set", Lever.COLLISION, True, 5)]
+    assert sorted(sim.calls) == [("set", Lever.DYNAMICS, True, 6),
+                                 ("set", Lever.COLLISION, True, 5)]
     sim.calls.clear()
     m.tick()  # no change of the signal: no lever call at all
     assert sim.calls == []

@@ -61,7 +61,8 @@ def test_hold_against_the_signaler_and_release(sim):
     settle(m, sim)
     levels = m.get_fidelity()
     # held HIGH boxes lie outside the robot box: the others may only go MEDIUM (still colliding)
-    assert levels["box_0_0_0"] == (Level.HIGH, True) and levels["box_2_1_1"] == (Level.MEDIUM, False)
+    assert levels["box_0_0_0"] == (Level.HIGH, True)
+    assert levels["box_2_1_1"] == (Level.MEDIUM, False)
     m.release("box_0_.*")
     report = m.tick()  # released trees take the signalled level at once ...
     assert "box_0_0_0" in report.changed and report.counts["medium"] == 12
@@ -107,7 +108,8 @@ class NoCollisionLever(MujocoEngine):
 
 
 def test_missing_lever_is_a_config_error():
-    with pytest.raises(ConfigError, match="object_types.shape: the simulator has no lever COLLISION"):
+    with pytest.raises(ConfigError,
+                       match="object_types.shape: the simulator has no lever COLLISION"):
         FidelityManager(NoCollisionLever.from_string(SDF), CONFIG, "adfi-2")
 
 

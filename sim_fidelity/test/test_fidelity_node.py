@@ -79,7 +79,8 @@ def test_manages_serves_and_restores_on_signal(scene, sig):
         assert not bad.success and "nothing_" in bad.message
 
         assert stop(manager, sig) == 0, (tmp / "manager.log").read_text()
-        assert boxes_enabled(sim, Lever.DYNAMICS).all() and boxes_enabled(sim, Lever.COLLISION).all()
+        assert boxes_enabled(sim, Lever.DYNAMICS).all()
+        assert boxes_enabled(sim, Lever.COLLISION).all()
         assert "0 objects differ" in (tmp / "manager.log").read_text()
     finally:
         stop(manager)
@@ -88,7 +89,9 @@ def test_manages_serves_and_restores_on_signal(scene, sig):
 def test_bad_config_exits_with_a_message(scene):
     domain, sim, probe, tmp = scene
     bad = tmp / "bad.yaml"
-    bad.write_text("trees:\n  boxes:\n    signaler: nope\n    objects: [{type: shape, pattern: 'box_.*'}]\n")
-    proc = start_node("sim_fidelity.fidelity_manager.node", {"config": bad}, domain, tmp / "bad.log")
+    bad.write_text("trees:\n  boxes:\n    signaler: nope\n"
+                   "    objects: [{type: shape, pattern: 'box_.*'}]\n")
+    proc = start_node("sim_fidelity.fidelity_manager.node", {"config": bad}, domain,
+                      tmp / "bad.log")
     assert proc.wait(60) == 2
     assert "bad.yaml" in (tmp / "bad.log").read_text()

@@ -177,5 +177,6 @@ def test_manual_and_schedule_signalers(sim):
 def test_registry_and_unknown_type():
     assert signaler_class("packet") is PacketSignaler and set(BUILTIN) == {
         "packet", "action", "distance", "manual", "schedule"}
-    with pytest.raises(UnknownNameError, match="unknown signaler type 'nope' \\(known: action, distance"):
+    with pytest.raises(UnknownNameError,
+                       match="unknown signaler type 'nope' \\(known: action, distance"):
         signaler_class("nope")

@@ -55,6 +55,7 @@ def test_push_matches_high_only_when_the_pushed_chain_is_inside_the_box(referenc
 
 
 def test_push_with_a_tight_box_blocks_the_chain(reference):
-    """AdFi-3 (1 cm inflation) holds the far end of the row static: the result shifts (paper 5.2)."""
+    """AdFi-3 (1 cm inflation) holds the far end of the row static: the result shifts
+    (paper 5.2)."""
     final, _ = run("adfi-3", PUSH)
     assert np.abs(final - reference["push"]).max() > 4e-3

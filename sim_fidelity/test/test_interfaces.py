@@ -1,4 +1,5 @@
-"""The interface packages (sim_fidelity_interfaces/, fallback_interfaces/) as Python sees them after bootstrap.
+"""The interface packages (sim_fidelity_interfaces/, fallback_interfaces/) as Python sees them
+after bootstrap.
 
 simulation_interfaces is checked against the field list of the Kilted release kept in
 test/data/reference/ (every type, field, order, type, default and constant); our own packages
@@ -14,14 +15,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(__file__).resolve().parent / "data" / "reference" / "simulation_interfaces-1.6.1-kilted-fields.txt"
+REFERENCE = (Path(__file__).resolve().parent / "data" / "reference"
+             / "simulation_interfaces-1.6.1-kilted-fields.txt")
 
 PRIMITIVES = {
     "bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16",
     "int32", "uint32", "int64", "uint64", "string", "wstring",
 }
 # How rosidl_generator_py names primitive types (their IDL names) in get_fields_and_field_types().
-IDL_NAMES = {"bool": "boolean", "byte": "octet", "char": "uint8", "float32": "float", "float64": "double"}
+IDL_NAMES = {"bool": "boolean", "byte": "octet", "char": "uint8", "float32": "float",
+             "float64": "double"}
 # Sub-types of each interface kind, as rosidl_generator_py names them.
 PARTS = {"msg": [None], "srv": ["Request", "Response"], "action": ["Goal", "Result", "Feedback"]}
 
@@ -114,7 +117,8 @@ def check_against(pkg: str, kind: str, name: str, parts: list[list[tuple]]) -> N
         for n, value in consts.items():
             assert getattr(cls, n) == value, f"{where}.{n}"
         # rosidl_generator_py gives the metaclass a NAME__DEFAULT attribute per field default.
-        with_default = {n.upper() + "__DEFAULT" for k, _, n, d in lines if k == "field" and d is not None}
+        with_default = {n.upper() + "__DEFAULT" for k, _, n, d in lines
+                        if k == "field" and d is not None}
         assert {a for a in type(cls).__dict__ if a.endswith("__DEFAULT")} == with_default, where
         instance = cls()
         for k, t, n, default in lines:
@@ -144,7 +148,8 @@ def test_vendored_files_are_exactly_the_reference_set():
     wanted = {f"{kind}/{name}.{ext[kind]}" for kind, name in dict(reference_entries())}
     folder = REPO / "fallback_interfaces" / "simulation_interfaces"
     present = {
-        str(p.relative_to(folder)) for p in folder.glob("*/*") if p.suffix in (".msg", ".srv", ".action")
+        str(p.relative_to(folder)) for p in folder.glob("*/*")
+        if p.suffix in (".msg", ".srv", ".action")
     }
     assert present == wanted
 

@@ -50,7 +50,8 @@ def run(w, seconds: float, every=None):
 # --- free fall -----------------------------------------------------------------------------------
 SPHERE = """<model name="ball"><pose>0 0 {z0} 0 0 0</pose><link name="l"><inertial><mass>0.5</mass>
   <inertia><ixx>0.002</ixx><iyy>0.002</iyy><izz>0.002</izz></inertia></inertial>
-  <collision name="c"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision></link></model>"""
+  <collision name="c"><geometry><sphere><radius>0.1</radius></sphere></geometry></collision>
+</link></model>"""
 
 
 def test_free_fall_matches_analytic_before_contact():
@@ -71,14 +72,16 @@ def test_free_fall_default_step_is_semi_implicit_euler():
     m, d = run(world(GROUND + SPHERE.format(z0=z0), step=dt), 1.0)
     n = 1000
     assert d.qpos[2] == pytest.approx(z0 - G * dt * dt * n * (n + 1) / 2, abs=1e-9)
-    assert d.qpos[:2] == pytest.approx([0, 0], abs=1e-12) and d.qvel[2] == pytest.approx(-G, rel=1e-9)
+    assert d.qpos[:2] == pytest.approx([0, 0], abs=1e-12)
+    assert d.qvel[2] == pytest.approx(-G, rel=1e-9)
 
 
 # --- pendulum period ------------------------------------------------------------------------------
 PENDULUM = """<model name="pend"><link name="bob"><pose>0 0 3 0 0 {yaw}</pose>
   <inertial><pose>0 0 -{d} 0 0 0</pose><mass>{m}</mass>
     <inertia><ixx>{i}</ixx><iyy>{i}</iyy><izz>{iz}</izz></inertia></inertial>
-  <collision name="c"><pose>0 0 -{d} 0 0 0</pose><geometry><sphere><radius>0.05</radius></sphere></geometry></collision></link>
+  <collision name="c"><pose>0 0 -{d} 0 0 0</pose>
+    <geometry><sphere><radius>0.05</radius></sphere></geometry></collision></link>
   <joint name="hinge" type="revolute"><parent>world</parent><child>bob</child>
     <axis><xyz expressed_in="__model__">{axis}</xyz></axis></joint></model>"""
 
@@ -107,9 +110,11 @@ def test_small_angle_pendulum_period(d_com, mass, i_com, axis, yaw):
 
 # --- resting contact ----------------------------------------------------------------------------
 def test_box_rests_on_ground():
-    box = """<model name="box"><pose>0.3 -0.2 0.2 0 0 0.4</pose><link name="l"><inertial><mass>5</mass>
+    box = """<model name="box"><pose>0.3 -0.2 0.2 0 0 0.4</pose>
+      <link name="l"><inertial><mass>5</mass>
       <inertia><ixx>0.1333</ixx><iyy>0.1333</iyy><izz>0.1333</izz></inertia></inertial>
-      <collision name="c"><geometry><box><size>0.4 0.4 0.4</size></box></geometry></collision></link></model>"""
+      <collision name="c"><geometry><box><size>0.4 0.4 0.4</size></box></geometry></collision>
+      </link></model>"""
     w = world(GROUND + box)
     m = w.spec.compile()
     d = mujoco.MjData(m)
@@ -126,7 +131,8 @@ def test_box_rests_on_ground():
 
 # --- energy ---------------------------------------------------------------------------------------
 RIG = """<model name="rig"><include><uri>model://double_pendulum_with_base</uri></include>
-  <joint name="anchor" type="fixed"><parent>world</parent><child>double_pendulum_with_base::base</child></joint></model>"""
+  <joint name="anchor" type="fixed"><parent>world</parent>
+    <child>double_pendulum_with_base::base</child></joint></model>"""
 
 
 def energies(w, integrator=None, step=None, seconds=5.0):
@@ -163,17 +169,19 @@ def test_double_pendulum_conserves_energy():
 
 def test_joint_damping_dissipates_energy():
     text = (REPO / "models" / "double_pendulum_with_base" / "model.sdf").read_text()
-    damped = text.replace("<xyz>1 0 0</xyz>", "<xyz>1 0 0</xyz><dynamics><damping>0.2</damping></dynamics>")
+    damped = text.replace("<xyz>1 0 0</xyz>",
+                          "<xyz>1 0 0</xyz><dynamics><damping>0.2</damping></dynamics>")
     body = damped.split("<sdf version=\"1.7\">", 1)[1].rsplit("</sdf>", 1)[0]
     w = load_world_string(f"""<sdf version="1.7"><world name="w"><model name="rig">{body}
-      <joint name="anchor" type="fixed"><parent>world</parent><child>double_pendulum_with_base::base</child></joint>
+      <joint name="anchor" type="fixed"><parent>world</parent>
+        <child>double_pendulum_with_base::base</child></joint>
       </model></world></sdf>""")
     e, k = energies(w, mujoco.mjtIntegrator.mjINT_RK4, seconds=3.0)
     assert np.all(np.diff(e) <= 1e-9)
     assert e[0] - e[-1] > 0.2 * k.max()
 
 
-# --- the shipped worlds ----------------------------------------------------------------------------
+# --- the shipped worlds ---------------------------------------------------------------------------
 def test_revolute_joint_test_world():
     w = load_world(REPO / "worlds" / "revolute_joint_test.sdf")
     pendulums = [n for n, r in w.models.items() if r.links and n.startswith("double_pendulum_")]

@@ -13,7 +13,8 @@ from sim_fidelity.reality_gap import load_kernels
 def test_mission_rewards_follow_the_monitor():
     software = spring_policy()
     on_time = run_mission(Track(), software, 8.0, 1.0)  # 7 m, no difficult terrain
-    assert on_time.total == 10.0 and on_time.rewards[:-1].tolist() == [0.0] * (len(on_time.rewards) - 1)
+    assert on_time.total == 10.0
+    assert on_time.rewards[:-1].tolist() == [0.0] * (len(on_time.rewards) - 1)
     assert abs(on_time.states[-1, 0] - 1.0) < ACCURACY and on_time.times[-1] <= DEADLINE
     assert not on_time.states[:, 1].any()
     late = run_mission(Track([(2.0, 7.0)]), software, 8.0, 1.0)  # 5 m of mud on the way
@@ -38,4 +39,5 @@ def test_example_shape_on_100_missions(tmp_path, capsys):
     kernels = load_kernels(tmp_path / "work" / "kernels.yaml")
     assert len(kernels.kernels) == out["kernels"]["kernels"] > 0
     for png in out["plots"]:
-        assert png.endswith(".png") and (tmp_path / "plots").joinpath(png.split("/")[-1]).stat().st_size > 10_000
+        assert png.endswith(".png")
+        assert (tmp_path / "plots").joinpath(png.split("/")[-1]).stat().st_size > 10_000

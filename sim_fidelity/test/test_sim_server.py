@@ -384,7 +384,8 @@ def test_server_stops_cleanly_on_signals(world_file, tmp_path):
                  "odometry": "['.*']"}, next_domain(), log))
     try:
         for log in procs:
-            assert wait_for(lambda log=log: "world 'test'" in log.read_text(), 60.0), log.read_text()
+            started_up = wait_for(lambda log=log: "world 'test'" in log.read_text(), 60.0)
+            assert started_up, log.read_text()
         time.sleep(0.5)  # stepping and publishing
         started = {}
         schedule = sorted((delay, log, sig) for log, (name, _) in procs.items()

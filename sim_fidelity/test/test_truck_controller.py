@@ -49,7 +49,8 @@ def test_fallen_packet_in_front_is_swept_not_blocking(tmp_path):
     from sim_fidelity.world_generators.truck import Layout
 
     lay = layout_sections((Section("wall", 12, 0.6),), np.random.default_rng(1))
-    lay = Layout(np.vstack([lay.centres, [[-0.1, 0.0, 0.1]]]), np.vstack([lay.sizes, [[0.3, 0.4, 0.2]]]),
+    lay = Layout(np.vstack([lay.centres, [[-0.1, 0.0, 0.1]]]),
+                 np.vstack([lay.sizes, [[0.3, 0.4, 0.2]]]),
                  np.append(lay.yaw, 0.0), np.append(lay.masses, 3.0))
     path = tmp_path / "wall_and_fallen.sdf"
     path.write_text(world_sdf("wall_and_fallen", packets_sdf(lay)))
@@ -58,7 +59,8 @@ def test_fallen_packet_in_front_is_swept_not_blocking(tmp_path):
     run(controller, sim, 0.02)
     assert controller.stats.phases[0][1] == "to_sweep" and controller.stats.picks == 0
     sweep = next(m for m in [controller.move, *controller.queue] if m.phase == "sweep")
-    tip_end = controller.drive_offset + sweep.targets["drive"] + NOSE_TIP + sweep.targets["nose_reach"]
+    tip_end = (controller.drive_offset + sweep.targets["drive"] + NOSE_TIP
+               + sweep.targets["nose_reach"])
     assert tip_end < 0.6  # stops short of the standing wall
     fallen = robot.packets[-1]
     run(controller, sim, 12.0)

@@ -52,7 +52,9 @@ def test_controller_node_picks_through_ros(truck):
     assert seen[0] == "approach" and "extend" in seen, seen
     reach = [dict(zip(m.name, m.position))["arm_reach"] for m in joints]
     assert max(reach) > 0.8, "the arm did not reach towards the wall"
-    # the manager heard "extend": its plunger trees (45) went HIGH on top of the packets near the tool
-    assert wait_for(lambda: any(s.high >= 45 for s in summary), 30.0), [s.high for s in summary[-5:]]
+    # the manager heard "extend": its plunger trees (45) went HIGH on top of the packets near the
+    # tool
+    assert wait_for(lambda: any(s.high >= 45 for s in summary), 30.0), [
+        s.high for s in summary[-5:]]
     for p in procs[::-1]:
         assert stop(p) == 0, logs()

@@ -23,7 +23,8 @@ def _world(tmp_path, *models: str, name: str = "robot_test"):
     return load_truck(path)
 
 
-def _packet(name: str, x: float, y: float, z: float, size=(0.4, 0.4, 0.4), mass: float = 4.0) -> str:
+def _packet(name: str, x: float, y: float, z: float, size=(0.4, 0.4, 0.4),
+            mass: float = 4.0) -> str:
     return packet_model(name, np.array([x, y, z, 0, 0, 0, 1.0]), np.array(size), mass)
 
 
@@ -46,7 +47,8 @@ def test_model_structure(tmp_path):
 
 def test_each_active_joint_moves(tmp_path):
     sim, robot = _world(tmp_path)
-    targets = {n: (hi if abs(hi) > abs(lo) else lo) * 0.5 for n, _, _, _, _, lo, hi, *_ in ACTIVE_JOINTS}
+    targets = {n: (hi if abs(hi) > abs(lo) else lo) * 0.5
+               for n, _, _, _, _, lo, hi, *_ in ACTIVE_JOINTS}
     targets["nose_pitch"] = -0.4
     targets["drive"] = 0.3
     start = robot.positions(list(targets))
@@ -133,7 +135,8 @@ def test_suction_honours_the_script_and_sensor_levers(tmp_path):
 
 def test_conveyor_carries_a_packet_off_the_rear_and_counts_it(tmp_path):
     x = ROBOT_START_X - 0.2
-    sim, robot = _world(tmp_path, _packet("packet_0000", x, 0.1, 0.5 + 0.15 + 0.002, (0.3, 0.3, 0.3)),
+    sim, robot = _world(tmp_path,
+                        _packet("packet_0000", x, 0.1, 0.5 + 0.15 + 0.002, (0.3, 0.3, 0.3)),
                         _packet("packet_0001", 3.0, 0.0, 0.2))
     sim.run_for(0.5)
     pose, twist = sim.get_states(["packet_0000"])
