@@ -103,7 +103,6 @@ class Spinner:
         from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
         self.log = node.get_logger()
-
         self.executor = (MultiThreadedExecutor(num_threads=threads) if threads > 1
                          else SingleThreadedExecutor())
         self.executor.add_node(node)
