@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ros_processes import console_scripts
+
 from sim_fidelity.node_parameters import BY_EXECUTABLE
 from sim_fidelity.ros_node import Param, ParameterError
 

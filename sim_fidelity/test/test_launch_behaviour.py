@@ -176,7 +176,7 @@ def test_bad_parameters_and_a_missing_simulator_exit_2(tmp_path):
     }
     procs = {name: start_as_launch(exe, domain, tmp_path / f"{name}.log", params=params)
              for name, (exe, params, _) in cases.items()}
-    for name, proc in procs.items():
+    for proc in procs.values():
         try:
             proc.wait(60)
         except subprocess.TimeoutExpired:
