@@ -20,12 +20,18 @@ import numpy as np
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rosgraph_msgs.msg import Clock
-from sim_fidelity_interfaces import srv as ours
 from simulation_interfaces import srv as si
 from simulation_interfaces.msg import SimulatorFeatures as F
 
-from ..errors import (InvalidOperationError, SimulatorError, SimulatorTimeoutError,
-                      UnknownEntityError, UnsupportedLeverError)
+from sim_fidelity_interfaces import srv as ours
+
+from ..errors import (
+    InvalidOperationError,
+    SimulatorError,
+    SimulatorTimeoutError,
+    UnknownEntityError,
+    UnsupportedLeverError,
+)
 from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState
 from ..sdf import load_world
 from .convert import KINDS_OF_CODES, pose_array, pose_msg, time_seconds, twist_array, twist_msg
@@ -239,7 +245,8 @@ class RosSimulator:
         lo, hi = np.full((len(names), 3), np.nan), np.full((len(names), 3), np.nan)
         futures: dict[int, object] = {}
         for i, name in enumerate(names):
-            futures[i] = self._send("get_entity_bounds", self.request("get_entity_bounds", entity=name))
+            request = self.request("get_entity_bounds", entity=name)
+            futures[i] = self._send("get_entity_bounds", request)
             if len(futures) == 8 or i == len(names) - 1:
                 for k, future in futures.items():
                     lo[k], hi[k] = self._bounds(names[k], self._wait("get_entity_bounds", future))

@@ -109,7 +109,8 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
                            odometry=[p for p in values["odometry"] if p],
                            serve_levers=values["serve_levers"])
         node.get_logger().info(
-            f"world '{engine.world.name}' from {values['world']}: {len(engine.entities())} entities, "
+            f"world '{engine.world.name}' from {values['world']}: "
+            f"{len(engine.entities())} entities, "
             f"step {engine.step_size * 1e3:g} ms, rtf {values['real_time_factor']:g}, "
             f"{'paused' if values['paused'] else 'playing'}")
         server.start()
