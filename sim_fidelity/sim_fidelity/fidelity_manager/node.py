@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 
+from ..errors import SimFidelityError
+
 RESTORE_BUDGET_S = 2.5  # every simulator call of the restore together
 NAMES_SHOWN = 5  # trees named in the could-not-restore line
 
@@ -74,19 +76,18 @@ class FidelityManagerNode:
             manager_time_ms=report.wall * 1e3, sim_time=report.time))
 
     def _set_fidelity(self, req, res):
-        from ..simulator.errors import SimulatorError
-        from .levels import Level
+        from .levels import parse_level
         try:
             with self.lock:
                 if req.mode == type(req).MODE_RELEASE:
                     res.trees = self.manager.release(list(req.trees))
                     res.message = f"released {len(res.trees)} trees to their signalers"
                 else:
-                    res.trees = self.manager.set_fidelity(list(req.trees), Level(req.level),
-                                                          hold=True)
-                    res.message = f"holding {len(res.trees)} trees at {Level(req.level).name}"
+                    level = parse_level(req.level)
+                    res.trees = self.manager.set_fidelity(list(req.trees), level, hold=True)
+                    res.message = f"holding {len(res.trees)} trees at {level.name}"
             res.success = True
-        except (KeyError, ValueError, SimulatorError) as e:
+        except SimFidelityError as e:
             res.success, res.message = False, str(e).strip('"')
         return res
 
@@ -94,7 +95,7 @@ class FidelityManagerNode:
         try:
             with self.lock:
                 table = self.manager.get_fidelity(list(req.trees) or ".*")
-        except KeyError as e:
+        except SimFidelityError as e:
             res.success, res.message = False, str(e).strip('"')
             return res
         res.trees = list(table)
@@ -110,7 +111,7 @@ class FidelityManagerNode:
         for sig in signalers:
             try:
                 sig.announce(action, trees.strip() or None)
-            except KeyError as e:
+            except SimFidelityError as e:
                 self.node.get_logger().warning(f"action '{msg.data}': {e}")
         if not signalers:
             self.node.get_logger().warning("action announced but the config has no action signaler")
