@@ -28,6 +28,7 @@ from sim_fidelity.simulator import (
     Simulator,
     SimulatorError,
     UnknownEntityError,
+    UnsupportedFeatureError,
     UnsupportedLeverError,
 )
 from sim_fidelity.simulator.engine import MujocoEngine
@@ -121,6 +122,13 @@ def test_entities_are_scoped_and_filtered(sim):
     assert sim.entities(pattern="^arm::") == [n for n in sim.entities() if n.startswith("arm::")]
     assert set(sim.entities(EntityKind.LINK, pattern="^outer")) == {"outer::inner::link"}
     assert set(sim.entities()) >= set(models) | set(links)
+
+
+def test_bad_entity_filters_raise_typed_errors(sim):
+    with pytest.raises(UnsupportedFeatureError, match="kinds"):
+        sim.entities("shape")
+    with pytest.raises(InvalidOperationError, match="regular expression"):
+        sim.entities(pattern="([unclosed")
 
 
 def test_entity_info_names_kind_parent_and_static(sim):

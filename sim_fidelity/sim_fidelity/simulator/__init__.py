@@ -6,10 +6,12 @@ from .errors import (
     SimulatorError,
     SimulatorTimeoutError,
     UnknownEntityError,
+    UnsupportedFeatureError,
     UnsupportedLeverError,
 )
 from .protocol import EntityInfo, EntityKind, Features, Lever, SimState, Simulator
 
 __all__ = ["EntityInfo", "EntityKind", "Features", "Lever", "Simulator", "SimState",
-           "SimulatorError", "UnknownEntityError", "UnsupportedLeverError", "InvalidPoseError",
-           "InvalidOperationError", "SimulatorTimeoutError", "SdfError"]
+           "SimulatorError", "UnknownEntityError", "UnsupportedFeatureError",
+           "UnsupportedLeverError", "InvalidPoseError", "InvalidOperationError",
+           "SimulatorTimeoutError", "SdfError"]

@@ -1,7 +1,6 @@
 """The embedded default simulator: the Simulator protocol implemented in-process on MuJoCo."""
 from __future__ import annotations
 
-import re
 import time as _time
 import warnings
 from pathlib import Path
@@ -21,12 +20,11 @@ from .errors import (
     SdfError,
     SimulatorError,
     UnknownEntityError,
-    UnsupportedFeatureError,
     UnsupportedLeverError,
 )
 from .hooks import StepHooks
 from .levers import ActuatorLevers, BodyLevers
-from .protocol import EntityInfo, EntityKind, Features, Lever, SimState
+from .protocol import EntityInfo, EntityKind, Features, Lever, SimState, select_entities
 from .scripts import Scripts
 from .sdf import add_models, load_world, load_world_string
 from .sdf.records import LoadedWorld
@@ -121,18 +119,7 @@ class MujocoEngine:
 
     # ------------------------------------------------------------------ the scene
     def entities(self, kind: EntityKind | None = None, pattern: str | None = None) -> list[str]:
-        try:
-            kind = EntityKind(kind) if kind is not None else None
-        except ValueError:
-            raise UnsupportedFeatureError(f"no entity kind {kind!r}; kinds: "
-                                          f"{', '.join(k.value for k in EntityKind)}") from None
-        try:
-            rx = re.compile(pattern) if pattern else None
-        except re.error as e:
-            raise InvalidOperationError(f"entity pattern {pattern!r} is not a regular "
-                                        f"expression: {e}") from None
-        return [n for n, info in self.index.info.items()
-                if (kind is None or info.kind == kind) and (rx is None or rx.search(n))]
+        return select_entities(self.index.info, kind, pattern)
 
     def has(self, name: str) -> bool:
         return name in self.index.info

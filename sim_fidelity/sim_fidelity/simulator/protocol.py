@@ -17,12 +17,14 @@ Conventions
 from __future__ import annotations
 
 import enum
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .errors import UnsupportedLeverError
+from .errors import InvalidOperationError, UnsupportedFeatureError, UnsupportedLeverError
 
 
 class EntityKind(str, enum.Enum):
@@ -74,6 +76,26 @@ class EntityInfo:
     parent: str = ""  # scoped name of the owning entity; "" for top-level models
     static: bool = False  # welded to the world (SDF <static>)
     type: str = ""  # joint/sensor type, plugin filename; "" otherwise
+
+
+def select_entities(infos: Mapping[str, EntityInfo], kind: EntityKind | str | None,
+                    pattern: str | None) -> list[str]:
+    """The names in ``infos`` of ``kind`` (any when None) in which the regex ``pattern`` finds a
+    match (all when empty): what :meth:`Simulator.entities` means by its filters, for every
+    implementation. A kind that is none raises UnsupportedFeatureError, a pattern that is no
+    regular expression InvalidOperationError."""
+    try:
+        kind = EntityKind(kind) if kind is not None else None
+    except ValueError:
+        raise UnsupportedFeatureError(f"no entity kind {kind!r}; kinds: "
+                                      f"{', '.join(k.value for k in EntityKind)}") from None
+    try:
+        rx = re.compile(pattern) if pattern else None
+    except re.error as e:
+        raise InvalidOperationError(f"entity pattern {pattern!r} is not a regular "
+                                    f"expression: {e}") from None
+    return [n for n, info in infos.items()
+            if (kind is None or info.kind == kind) and (rx is None or rx.search(n))]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from ..errors import (
     UnknownEntityError,
     UnsupportedLeverError,
 )
-from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState
+from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState, select_entities
 from ..sdf import load_world
 from .convert import KINDS_OF_CODES, pose_array, pose_msg, time_seconds, twist_array, twist_msg
 from .results import raise_for
@@ -226,10 +226,7 @@ class RosSimulator:
         return self._info
 
     def entities(self, kind: EntityKind | None = None, pattern: str | None = None) -> list[str]:
-        rx = re.compile(pattern) if pattern else None
-        kind = EntityKind(kind) if kind is not None else None
-        return [n for n, i in self._entity_table().items()
-                if (kind is None or i.kind == kind) and (rx is None or rx.search(n))]
+        return select_entities(self._entity_table(), kind, pattern)
 
     def entity_info(self, name: str) -> EntityInfo:
         info = self._entity_table(fresh=False).get(name) or self._entity_table().get(name)
