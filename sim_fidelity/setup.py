@@ -38,10 +38,10 @@ setup(
     entry_points={
         "console_scripts": [
             "simfid = sim_fidelity.cli:main",
-            "sim_server = sim_fidelity.simulator.ros.server:main",
-            "fidelity_manager = sim_fidelity.fidelity_manager.node:main",
-            "kernel_manager = sim_fidelity.reality_gap.node:main",
-            "unloading_controller = sim_fidelity.truck.controller_node:main",
+            "sim_server = sim_fidelity.node_entry:sim_server",
+            "fidelity_manager = sim_fidelity.node_entry:fidelity_manager",
+            "kernel_manager = sim_fidelity.node_entry:kernel_manager",
+            "unloading_controller = sim_fidelity.node_entry:unloading_controller",
         ],
         "sim_fidelity.signalers": [
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",

@@ -16,6 +16,22 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
 
 
+_early: list[int] = []  # signals recorded by catch_early_signals
+
+
+def catch_early_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> None:
+    """Record ``signums`` from here on instead of dying of them: a node's entry point calls this
+    first, before its modules (rclpy, MuJoCo: about a second) load, so that a launch stopping the
+    node while it starts gets a clean exit; :func:`early_signal` tells whether one came."""
+    for s in signums:
+        signal.signal(s, lambda signum, _frame: _early.append(signum))
+
+
+def early_signal() -> int | None:
+    """The first signal :func:`catch_early_signals` recorded, or None."""
+    return _early[0] if _early else None
+
+
 @contextmanager
 def raise_on_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), *,
                      ignore_after: bool = False) -> Iterator[list[int]]:
