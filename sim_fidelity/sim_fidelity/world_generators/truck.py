@@ -38,6 +38,7 @@ import numpy as np
 from ..data import data_dir
 from ..simulator.poses import quat_to_rpy
 from .errors import WorldGenerationError
+from .sdf_text import world
 
 TRAILER_LENGTH = 15.9  # m, interior of a 53 ft trailer
 TRAILER_WIDTH = 2.46  # m
@@ -258,17 +259,9 @@ def robot_include(x: float = ROBOT_START_X) -> str:
 
 
 def world_sdf(name: str, packets: str, robot: bool = True, comment: str = "") -> str:
-    note = f"<!-- {comment} -->\n" if comment else ""
-    return f"""<?xml version="1.0"?>
-{note}<sdf version="1.9">
-  <world name="{name}">
-    <physics name="default" type="ode"><max_step_size>{STEP:g}</max_step_size>\
-<real_time_factor>1</real_time_factor></physics>
-    <gravity>0 0 -9.81</gravity>{ground_model()}{trailer_model()}\
-{robot_include() if robot else ''}{packets}
-  </world>
-</sdf>
-"""
+    """The truck world: ground, trailer, the robot (unless ``robot`` is False) and ``packets``."""
+    return world(name, ground_model(), trailer_model(), robot_include() if robot else "", packets,
+                 step=STEP, comment=comment)
 
 
 def packets_sdf(lay: Layout, poses: np.ndarray | None = None) -> str:
