@@ -179,7 +179,9 @@ installed() {
 
 stamp_name() { if [[ $1 == sim_fidelity ]]; then echo sim_fidelity; else echo "iface-$1"; fi; }
 
-chain="$deps_hash"        # a package's hash covers the packages before it
+# A package's hash covers the packages before it and what builds them (Python, ROS wheels,
+# toolchain), not the pure-Python dependencies: adding one of those rebuilds no interface.
+chain="$(printf '%s\n' "$pyver" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" | hash_text)"
 declare -A hashes=()
 stale=()
 for pkg in "${PACKAGES[@]}"; do
