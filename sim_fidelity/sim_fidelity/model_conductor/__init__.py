@@ -1,0 +1,1 @@
+"""The model conductor (paper 003): an ensemble of models sharing one scene."""
