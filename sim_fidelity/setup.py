@@ -55,5 +55,16 @@ setup(
             "sim_fidelity_suction = sim_fidelity.truck.suction:Suction",
             "sim_fidelity_conveyor = sim_fidelity.truck.conveyor:Conveyor",
         ],
+        # model conductor: evaluators of trigger preconditions (model_conductor/evaluators.py)
+        "sim_fidelity.evaluators": [
+            "nearest_object = sim_fidelity.model_conductor.evaluators:nearest_object",
+            "distance = sim_fidelity.model_conductor.evaluators:distance",
+            "holder = sim_fidelity.model_conductor.evaluators:holder",
+            "is_free = sim_fidelity.model_conductor.evaluators:is_free",
+        ],
+        # model conductor: model types of the ensemble config (model_conductor/config.py)
+        "sim_fidelity.models": [
+            "simulator = sim_fidelity.model_conductor.simulation_model:SimulatorModel",
+        ],
     },
 )
