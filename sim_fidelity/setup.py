@@ -42,6 +42,8 @@ setup(
             "fidelity_manager = sim_fidelity.node_entry:fidelity_manager",
             "kernel_manager = sim_fidelity.node_entry:kernel_manager",
             "unloading_controller = sim_fidelity.node_entry:unloading_controller",
+            "model_conductor = sim_fidelity.node_entry:model_conductor",
+            "model_node = sim_fidelity.node_entry:model_node",
         ],
         "sim_fidelity.signalers": [
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",

@@ -31,3 +31,14 @@ def kernel_manager() -> int:
 def unloading_controller() -> int:
     """``unloading_controller`` (:mod:`.truck.controller_node`)."""
     return _run("sim_fidelity.truck.controller_node")
+
+
+def model_conductor() -> int:
+    """``model_conductor``: an ensemble of models (:mod:`.model_conductor.ros.node`)."""
+    return _run("sim_fidelity.model_conductor.ros.node")
+
+
+def model_node() -> int:
+    """``model_node``: one model of an ensemble in a node of its own
+    (:mod:`.model_conductor.ros.model_node`)."""
+    return _run("sim_fidelity.model_conductor.ros.model_node")
