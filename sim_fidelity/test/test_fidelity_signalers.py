@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim_fidelity.fidelity_manager import FidelityConfig, Level
+from sim_fidelity.fidelity_manager import ConfigError, FidelityConfig, Level
 from sim_fidelity.fidelity_manager.errors import UnknownNameError
+from sim_fidelity.fidelity_manager.levels import LEVEL_DTYPE
 from sim_fidelity.fidelity_manager.signalers import (
     BUILTIN,
     ActionSignaler,
@@ -14,6 +15,7 @@ from sim_fidelity.fidelity_manager.signalers import (
     signaler_class,
 )
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.world_generators.sdf_text import box_model, ground_plane, world
 from sim_fidelity.world_generators.stack_test import stack_sdf
 
 H, M, L = Level.HIGH, Level.MEDIUM, Level.LOW
@@ -158,7 +160,7 @@ def test_distance_signaler_with_hysteresis(sim):
                        ([1.1, 2.3, 1.9], [M, L, M])]:
         cur = run(sig, 0, *states(0.0, xs), cur)
         assert cur == expect
-    with pytest.raises(Exception, match="r_medium"):
+    with pytest.raises(ConfigError, match=r"signalers\.s\.r_medium: must be >= r_high \(2\.0\)"):
         make(sim, {"type": "distance", "references": "robot", "r_high": 2.0, "r_medium": 1.0})
 
 
@@ -180,3 +182,144 @@ def test_registry_and_unknown_type():
     with pytest.raises(UnknownNameError,
                        match="unknown signaler type 'nope' \\(known: action, distance"):
         signaler_class("nope")
+
+
+# ---------------------------------------------------------------------- the robot box in 3-D
+def placed(robot_rows, box_rows, twist_rows=None):
+    """Poses (identity orientation) at the given centres: robot entities first, then boxes."""
+    centres = np.asarray(list(robot_rows) + list(box_rows), float)
+    poses = np.zeros((len(centres), 7))
+    poses[:, :3], poses[:, 6] = centres, 1
+    twists = np.zeros((len(centres), 6))
+    if twist_rows is not None:
+        twists[len(robot_rows):] = twist_rows
+    return poses, twists
+
+
+# Exactly representable sizes: robot box [-0.5, 0.5]^3 inflated by 0.5 -> [-1, 1]^3; packets 0.25.
+EXACT = {**PACKET, "half_extents": [0.25, 0.25, 0.25]}
+FAR = [5.0, 5.0, 5.0]
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2], ids=["x", "y", "z"])
+def test_inflation_and_overlap_on_every_axis(sim, axis):
+    def level_at(offset: float, sign: float = 1.0) -> Level:
+        centre = np.zeros(3)
+        centre[axis] = sign * offset
+        return run(make(sim, EXACT), 0.0, *placed([[0, 0, 0]], [centre, FAR, FAR]),
+                   [L, L, L])[0]
+    for sign in (1.0, -1.0):
+        assert level_at(1.2, sign) == H  # 5 cm into the inflated box
+        assert level_at(1.25, sign) == L  # face on face: not touching
+    # inflation 0.5 is what makes 1.2 touch: with none the box ends at 0.5
+    bare = make(sim, {**EXACT, "inflation": 0.0})
+    centre = np.zeros(3)
+    centre[axis] = 0.8
+    assert run(bare, 0.0, *placed([[0, 0, 0]], [centre, FAR, FAR]), [L, L, L])[0] == L
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2], ids=["x", "y", "z"])
+def test_entirely_inside_is_judged_on_every_axis(sim, axis):
+    """A HIGH packet flush with the box's lower or upper face is inside (the others go LOW);
+    one reaching 5 cm out on this axis is not (the others stay MEDIUM)."""
+    for centre_offset, inside in ((-0.75, True), (0.75, True), (0.8, False), (-0.8, False)):
+        centre = np.zeros(3)
+        centre[axis] = centre_offset
+        out = run(make(sim, EXACT), 0.0, *placed([[0, 0, 0]], [centre, FAR, FAR]), [H, M, M])
+        assert out == ([H, L, L] if inside else [H, M, M]), (centre_offset, out)
+
+
+def test_speeds_on_every_axis_keep_a_packet_high(sim):
+    """Linear speed along any axis, or turning about any axis, above its threshold is motion;
+    below it (even just below) the packet is still."""
+    params = {**PACKET, "linear_threshold": 0.5, "angular_threshold": 0.5}
+    for axis in range(6):
+        fast, slow = np.zeros((3, 6)), np.zeros((3, 6))
+        fast[0, axis], slow[0, axis] = 0.5, 0.4  # at the threshold is not still
+        sig = make(sim, params)
+        for _ in range(3):
+            assert run(sig, 0.0, *placed([[0, 0, 0]], [[3, 0, 0], FAR, FAR], fast),
+                       [H, H, H])[0] == H, axis
+        sig = make(sim, params)
+        outs = [run(sig, 0.0, *placed([[0, 0, 0]], [[3, 0, 0], FAR, FAR], slow), [H, H, H])[0]
+                for _ in range(2)]
+        assert outs == [H, M], (axis, outs)
+    # a turn below the angular threshold is no linear motion (the two are judged apart)
+    sig = make(sim, PACKET)
+    spin = np.zeros((3, 6))
+    spin[:, 3] = 0.04  # rad/s about x; the linear threshold is 0.01 m/s
+    assert [run(sig, 0.0, *placed([[0, 0, 0]], [[3, 0, 0], FAR, FAR], spin), [H, H, H])[0]
+            for _ in range(2)] == [H, M]
+
+
+def test_the_still_count_restarts_while_a_packet_touches_the_box(sim):
+    """Still ticks inside the box do not count: a packet that leaves it still waits two ticks."""
+    sig = make(sim, PACKET)
+    inside, outside = placed([[0, 0, 0]], [[0.3, 0, 0], FAR, FAR]), placed(
+        [[0, 0, 0]], [[3, 0, 0], FAR, FAR])
+    for _ in range(4):
+        assert run(sig, 0.0, *inside, [H, H, H])[0] == H
+    assert run(sig, 0.0, *outside, [H, H, H])[0] == H  # first still tick outside
+    assert run(sig, 0.0, *outside, [H, H, H])[0] == M  # second: lowered
+
+
+def test_levels_come_as_the_level_dtype(sim):
+    out = make(sim, PACKET).update(0.0, *states(0.0, [3, 3, 3]), np.full(3, H, np.int8))
+    assert out.dtype == LEVEL_DTYPE
+
+
+ARMED = world("armed", ground_plane(), box_model("robot", 0, 0, 0.3, 0.4, 10.0),
+              box_model("robot_arm", 2, 0, 0.3, 0.4, 1.0),
+              *(box_model(f"box_{i}_0_0", 4 + i, 0, 0.1, 0.2, 1.0) for i in range(3)))
+
+
+@pytest.fixture(scope="module")
+def armed():
+    return MujocoEngine.from_string(ARMED)
+
+
+def test_robot_box_spans_several_entities_with_their_own_half_extents(armed):
+    """Robot ``robot`` at x=0 (half 0.5) and ``robot_arm`` at x=2 (half 0.2, first matching entry
+    wins over ``robot.*``): one box from x=-1 to 2.7 (inflation 0.5), y and z from -1 to 1."""
+    params = {**PACKET, "robot": ["robot", "robot_arm"],
+              "robot_half_extents": {"robot_arm": [0.2, 0.2, 0.2], "robot.*": [0.5, 0.5, 0.5]}}
+    sig = make(armed, params)
+    assert sig.robot == ["robot", "robot_arm"]
+    lo, hi, _, _ = sig.boxes(placed([[0, 0, 0], [2, 0, 0]], [FAR] * 3)[0])
+    np.testing.assert_allclose(lo, [-1.0, -1.0, -1.0])
+    np.testing.assert_allclose(hi, [2.7, 1.0, 1.0])
+    # the arm moved: the box follows it, on every axis
+    lo, hi, _, _ = sig.boxes(placed([[0, 0, 0], [0, -3, 4]], [FAR] * 3)[0])
+    np.testing.assert_allclose(lo, [-1.0, -3.7, -1.0])
+    np.testing.assert_allclose(hi, [1.0, 1.0, 4.7])
+    robot_and_arm = [[0, 0, 0], [2, 0, 0]]
+    for x, expect in ((2.75, H), (2.85, L), (1.5, H), (-1.05, H), (-1.15, L)):
+        assert run(make(armed, params), 0.0, *placed(robot_and_arm, [[x, 0, 0], FAR, FAR]),
+                   [L, L, L])[0] == expect, x
+
+
+def test_packet_half_extents_per_tree_and_missing_entries(armed):
+    params = {**PACKET, "half_extents": {"box_0_0_0": [0.4, 0.1, 0.1], "box_.*": [0.1] * 3}}
+    _, _, lo, hi = make(armed, params).boxes(placed([[0, 0, 0]], [[3, 0, 0]] * 3)[0])
+    np.testing.assert_allclose(hi - lo, [[0.8, 0.2, 0.2], [0.2, 0.2, 0.2], [0.2, 0.2, 0.2]])
+    with pytest.raises(ConfigError, match=r"signalers\.s\.half_extents: no entry matches "
+                                          r"tree\(s\) box_1_0_0, box_2_0_0"):
+        make(armed, {**PACKET, "half_extents": {"box_0_.*": [0.1] * 3}})
+    with pytest.raises(ConfigError, match=r"signalers\.s\.robot_half_extents: no entry matches "
+                                          r"entity\(s\) robot_arm"):
+        make(armed, {**PACKET, "robot": ["robot", "robot_arm"],
+                     "robot_half_extents": {"robot": [0.5] * 3}})
+    with pytest.raises(ConfigError, match=r"signalers\.s\.robot: 'crane' matches no model/link "
+                                          r"entity"):
+        make(armed, {**PACKET, "robot": "crane"})
+
+
+def test_a_refresh_after_a_late_tick_keeps_the_period(sim):
+    """A tick 1.5 periods late starts a refresh; the next one comes at the next whole period."""
+    sig = make(sim, {**PACKET, "refresh_interval": 1.0, "settle_period": 0.1})
+    far = states(0.0, [2.0, 2.5, 3.0])
+    assert run(sig, 3.5, *far, [L, L, L]) == [H, H, H]  # the refresh due at 1.0, late
+    assert run(sig, 3.7, *far, [H, H, H]) == [M, M, M]  # settled, still twice: lowered
+    assert run(sig, 3.9, *far, [M, M, M]) == [L, L, L]
+    assert run(sig, 3.99, *far, [L, L, L]) == [L, L, L]  # no refresh before 4.0
+    assert run(sig, 4.0, *far, [L, L, L]) == [H, H, H]

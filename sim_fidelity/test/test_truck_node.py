@@ -37,6 +37,7 @@ def test_controller_node_picks_through_ros(truck):
     from std_msgs.msg import String
 
     from sim_fidelity_interfaces.msg import FidelitySummary, SuctionState
+    from sim_fidelity_interfaces.srv import GetFidelity, SetFidelity
     probe, procs, tmp = truck
     phases = probe.capture(String, "/unloading_controller/phase")
     joints = probe.capture(JointState, "/world/truck_A/model/unloader/joint_state")
@@ -46,15 +47,28 @@ def test_controller_node_picks_through_ros(truck):
     def logs() -> str:
         return "\n".join(f"{p.name}:\n{p.read_text()[-1500:]}" for p in sorted(tmp.glob("*.log")))
 
-    assert wait_for(lambda: any(m.held for m in suction), 120.0), logs()
+    # the plunger trees' levels, read from the manager while the controller works
+    plunger_levels: list[set[int]] = []
+
+    def held_while_recording() -> bool:
+        res = probe.call(GetFidelity, "/fidelity_manager/get_fidelity",
+                         GetFidelity.Request(trees=["plungers/.*"]))
+        if res.success and len(res.trees) == 45:
+            plunger_levels.append(set(res.levels))
+        return any(m.held for m in suction)
+
+    assert wait_for(held_while_recording, 120.0, period=0.1), logs()
     assert all(p.poll() is None for p in procs), logs()
     seen = [m.data for m in phases]
     assert seen[0] == "approach" and "extend" in seen, seen
     reach = [dict(zip(m.name, m.position))["arm_reach"] for m in joints]
     assert max(reach) > 0.8, "the arm did not reach towards the wall"
-    # the manager heard "extend": its plunger trees (45) went HIGH on top of the packets near the
-    # tool
-    assert wait_for(lambda: any(s.high >= 45 for s in summary), 30.0), [
-        s.high for s in summary[-5:]]
+    # the manager heard "extend": its 45 plunger trees, LOW while the robot approached (the
+    # action signaler's initial level), went HIGH (a gripping cup is never LOW: its script is off)
+    low, high = {SetFidelity.Request.LEVEL_LOW}, {SetFidelity.Request.LEVEL_HIGH}
+    assert low in plunger_levels, plunger_levels[:5]
+    assert high in plunger_levels[plunger_levels.index(low):], plunger_levels[-5:]
+    assert summary and all(s.high + s.medium + s.low == summary[0].high + summary[0].medium
+                           + summary[0].low for s in summary)
     for p in procs[::-1]:
         assert stop(p) == 0, logs()

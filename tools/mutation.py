@@ -1,0 +1,118 @@
+"""Mutation testing of the core rule modules (``make mutation``; not part of the test suite).
+
+For each target of tools/mutation.toml: copy the package folder (sim_fidelity/) into
+build/mutation/<target>/ (so the shared working tree is never touched), write mutmut's
+configuration there (only the target's modules are mutated; only its fast test files run),
+run ``mutmut run`` with one worker, and print the score and the surviving mutants.
+Scores go to build/mutation/scores.json; docs/testing.md records them by hand with date and
+commit.
+
+    python tools/mutation.py                 # every target
+    python tools/mutation.py signalers ...   # the named targets
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "sim_fidelity"
+OUT = ROOT / "build" / "mutation"
+COPIED = ("sim_fidelity", "test", "config", "worlds", "models", "resource", "package.xml",
+          "setup.py")
+
+
+def load_targets(path: Path = ROOT / "tools" / "mutation.toml") -> dict[str, dict]:
+    """The targets table: name -> {"modules": [...], "tests": [...]}."""
+    return tomllib.loads(path.read_text())["targets"]
+
+
+def prepare(name: str, target: dict) -> Path:
+    """A fresh copy of the package folder with mutmut's [mutmut] section in its setup.cfg."""
+    missing = [p for p in target["modules"] + target["tests"]
+               if not (PACKAGE / p.split("::")[0]).exists()]
+    if missing:
+        raise SystemExit(f"tools/mutation.toml: target {name!r} names missing file(s): {missing}")
+    work = OUT / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "mutants")
+    for item in COPIED:
+        src = PACKAGE / item
+        if src.is_dir():
+            shutil.copytree(src, work / item, ignore=ignore)
+        else:
+            shutil.copy2(src, work / item)
+    lines = lambda key, values: f"{key} =\n" + "".join(f"    {v}\n" for v in values)  # noqa: E731
+    (work / "setup.cfg").write_text(
+        "[mutmut]\nsource_paths = sim_fidelity\n"
+        + lines("only_mutate", target["modules"])
+        + lines("also_copy", [c for c in COPIED if c != "sim_fidelity"])
+        + lines("pytest_add_cli_args_test_selection", target["tests"])
+        + lines("pytest_add_cli_args", ["-p", "no:cacheprovider"]))
+    return work
+
+
+def statuses(work: Path) -> dict[str, str]:
+    """Every mutant of the last run in ``work``: name -> status (killed, survived, ...)."""
+    listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"],
+                             cwd=work, capture_output=True, text=True, check=True).stdout
+    pairs = (line.strip().rpartition(": ") for line in listing.splitlines() if ": " in line)
+    return {name: status for name, _, status in pairs}
+
+
+def module_of(mutant: str) -> str:
+    """``pkg.mod.xǁClassǁmethod__mutmut_3`` or ``pkg.mod.x_func__mutmut_3`` -> ``pkg.mod``."""
+    return mutant.split(".x", 1)[0] if ".xǁ" in mutant else mutant.rsplit(".x_", 1)[0]
+
+
+def score(counts: dict[str, int]) -> float:
+    """Killed (a timeout counts as killed) over all mutants the tests ran against."""
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    judged = caught + counts.get("survived", 0)
+    return caught / judged if judged else float("nan")
+
+
+def run(name: str, target: dict) -> dict:
+    """Run mutmut on one target; returns per-module counts, scores and survivors."""
+    work = prepare(name, target)
+    print(f"[mutation] {name}: {', '.join(target['modules'])}", flush=True)
+    with (work / "mutmut.log").open("w") as log:
+        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"], cwd=work,
+                       stdout=log, stderr=subprocess.STDOUT, check=False)
+    modules: dict[str, dict] = {}
+    for mutant, status in sorted(statuses(work).items()):
+        entry = modules.setdefault(module_of(mutant), {"counts": {}, "survivors": []})
+        entry["counts"][status] = entry["counts"].get(status, 0) + 1
+        if status == "survived":
+            entry["survivors"].append(mutant)
+    for module, entry in modules.items():
+        entry["score"] = score(entry["counts"])
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(entry["counts"].items()))
+        print(f"[mutation]   {module}: {entry['score']:.1%} killed ({counts})", flush=True)
+        for s in entry["survivors"]:
+            print(f"      survived: {s}")
+    print(f"[mutation] inspect one: cd {work.relative_to(ROOT)} && mutmut show <name>", flush=True)
+    return modules
+
+
+def main(argv: list[str]) -> int:
+    targets = load_targets()
+    unknown = [n for n in argv if n not in targets]
+    if unknown:
+        print(f"unknown target(s) {unknown}; known: {', '.join(targets)}", file=sys.stderr)
+        return 2
+    results = {m: r for n in (argv or targets) for m, r in run(n, targets[n]).items()}
+    OUT.mkdir(parents=True, exist_ok=True)
+    scores = OUT / "scores.json"
+    previous = json.loads(scores.read_text()) if scores.exists() else {}
+    scores.write_text(json.dumps({**previous, **results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
