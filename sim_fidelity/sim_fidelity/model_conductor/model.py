@@ -15,7 +15,9 @@ Life cycle, driven by the :class:`~sim_fidelity.model_conductor.conductor.Conduc
    conductor passes with :meth:`Model.follow` before each of its steps. :meth:`Model.take` makes a
    model the holder, starting from the given value; :meth:`Model.release` makes it a follower.
 5. **output**: :meth:`Model.output` is the model's cyclic output (published on its topic by the
-   ROS adapter); :meth:`Model.read` receives another model's output.
+   ROS adapter); :meth:`Model.read` receives another model's output. The optional keys ``poses``
+   (entity -> (7,)) and ``twists`` (entity -> (6,)) are the entities' states; every other key is
+   a JSON value. :meth:`Model.input` receives the data source's messages (robot telemetry).
 
 Attribute values: ``pose`` is a ``(7,)`` array ``[x, y, z, qx, qy, qz, qw]`` in the world frame,
 ``twist`` a ``(6,)`` array ``[vx, vy, vz, wx, wy, wz]``, ``collision`` a bool (does the holder's
@@ -51,6 +53,7 @@ class RequirementKind(str, enum.Enum):
     TYPE = "type"  # the type (model/SDF name) of the entity named by ``of``
     MODEL_ID = "model_id"  # the id the conductor assigned to the model named by ``of``
     VALUE = "value"  # the config value at key ``of`` of the model's ``parameters`` section
+    PATH = "path"  # as VALUE, a file path: relative paths resolve against the config file's folder
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class Requirement:
 
     kind: RequirementKind
     of: str
+    optional: bool = False  # VALUE/PATH only: None when the config does not give it
 
 
 Emit = Callable[[str, Mapping[str, Any]], None]
@@ -131,6 +135,12 @@ class Model:
 
     def on_event(self, event: str, data: Mapping[str, Any]) -> None:
         """The conductor notifies the model of an event (a trigger's effect)."""
+
+    def input(self, topic: str, message: Mapping[str, Any]) -> None:
+        """A message of the ensemble's data source (live or recorded robot data), delivered
+        before the step that reaches its time: ``sensor_msgs/JointState`` as ``{"stamp", "name",
+        "position", "velocity", "effort"}``, an action annotation as ``{"stamp", "operation",
+        "args"}``. Every model receives every message; it ignores what it does not use."""
 
 
 class Observer(Model):

@@ -1,0 +1,151 @@
+"""Registration, parameter resolution and the three stepping modes of the conductor."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sdf_snippets import GROUND, box_model, world
+
+from sim_fidelity.model_conductor.conductor import Conductor, SceneObject
+from sim_fidelity.model_conductor.demo_models import Carrier, Integrator
+from sim_fidelity.model_conductor.errors import ConductorError, ModelError
+from sim_fidelity.model_conductor.model import (
+    POSE,
+    Model,
+    Requirement,
+    RequirementKind,
+    Stepping,
+)
+from sim_fidelity.model_conductor.simulation_model import SimulatorModel
+from sim_fidelity.simulator.engine import MujocoEngine
+
+
+class Needy(Model):
+    """Needs one parameter of every kind."""
+
+    def __init__(self, name="needy", **kwargs):
+        super().__init__(name, **kwargs)
+        self.got = None
+
+    def requires(self):
+        return {"start": Requirement(RequirementKind.POSE, "box"),
+                "kind": Requirement(RequirementKind.TYPE, "box"),
+                "world_id": Requirement(RequirementKind.MODEL_ID, "world"),
+                "gain": Requirement(RequirementKind.VALUE, "gain"),
+                "table": Requirement(RequirementKind.PATH, "table"),
+                "maybe": Requirement(RequirementKind.VALUE, "maybe", optional=True)}
+
+    def initialise(self, parameters):
+        self.got = dict(parameters)
+
+    def step(self, dt):
+        pass
+
+
+def box_world() -> SimulatorModel:
+    return SimulatorModel("world", MujocoEngine.from_string(
+        world("w", GROUND, box_model("box", 1.0, 2.0, 0.2), step=0.001)))
+
+
+def test_registration_assigns_unique_ids_and_refuses_clashes():
+    conductor = Conductor()
+    models = [Integrator(f"m{i}") for i in range(4)]
+    ids = [conductor.register(m, main=(i == 0)) for i, m in enumerate(models)]
+    assert len(set(ids)) == 4 and [m.id for m in models] == ids
+    with pytest.raises(ConductorError, match="'m1' is registered already"):
+        conductor.register(Integrator("m1"))
+    with pytest.raises(ConductorError, match="'m0' is"):
+        conductor.register(Integrator("other"), main=True)
+    with pytest.raises(ConductorError, match="stepped by the conductor"):
+        Conductor().register(Integrator("c", stepping=Stepping.CLOCK), main=True)
+
+
+def test_initialisation_resolves_every_kind_of_parameter(tmp_path):
+    conductor = Conductor(base_dir=tmp_path)
+    needy = Needy()
+    conductor.register(needy)  # registered before the world whose pose it needs
+    conductor.register(box_world(), main=True)
+    conductor.member("needy").parameters.update(gain=2.5, table="t.csv")
+    conductor.initialise(scene={"box": SceneObject(type="crate")})
+    got = needy.got
+    np.testing.assert_allclose(got["start"][:3], [1.0, 2.0, 0.2], atol=1e-9)  # from the world
+    assert got["kind"] == "crate"
+    assert got["world_id"] == conductor.model("world").id
+    assert got["gain"] == 2.5 and got["table"] == str(tmp_path / "t.csv") and got["maybe"] is None
+    # a scene pose wins over the world's
+    c2, n2 = Conductor(), Needy()
+    c2.register(box_world(), main=True)
+    c2.register(n2, parameters={"gain": 1, "table": "x"})
+    c2.initialise(scene={"box": SceneObject("crate", np.array([3.0, 0, 1, 0, 0, 0, 1]))})
+    np.testing.assert_allclose(n2.got["start"][:3], [3.0, 0, 1])
+
+
+def test_unresolvable_parameters_name_model_and_parameter():
+    c = Conductor()
+    c.register(box_world(), main=True)
+    c.register(Needy(), parameters={"table": "x"})
+    with pytest.raises(ModelError, match="model 'needy': parameter 'gain' needs the config value"):
+        c.initialise(scene={"box": SceneObject("crate")})
+
+    class Lost(Needy):
+        def requires(self):
+            return {"p": Requirement(RequirementKind.POSE, "nowhere")}
+
+    c = Conductor()
+    c.register(box_world(), main=True)
+    c.register(Lost("lost"))
+    with pytest.raises(ModelError, match="'lost': parameter 'p' needs the pose of 'nowhere'"):
+        c.initialise()
+
+
+def test_service_models_stay_in_lock_step_with_their_periods():
+    conductor = Conductor(step=0.01)
+    main, fast, slow = (Integrator("main"), Integrator("fast", cost=0.002),
+                        Integrator("slow", cost=0.002, period=0.02))
+    conductor.register(main, main=True)
+    conductor.register(fast)
+    conductor.register(slow)
+    report = conductor.run(duration=0.1)
+    assert report.ticks == 10
+    assert main.integrated == pytest.approx(0.1) and fast.integrated == pytest.approx(0.1)
+    assert slow.integrated == pytest.approx(0.1)
+    steps = {m.name: (m.steps, m.skips, m.lag) for m in report.models}
+    assert steps["fast"] == (10, 0, pytest.approx(0.0)) and steps["slow"][:2] == (5, 0)
+
+
+def test_a_slow_clock_model_skips_ticks_and_falls_behind():
+    conductor = Conductor(step=0.01)
+    conductor.register(Integrator("main"), main=True)
+    slow = Integrator("slow", stepping=Stepping.CLOCK, cost=0.02)
+    conductor.register(slow)
+    for _ in range(50):  # the main model ticks much faster than 20 ms a step
+        conductor.tick()
+    conductor.stop()
+    report = {m.name: m for m in conductor.report().models}["slow"]
+    assert report.skips > 0
+    assert report.steps + report.skips == 50  # every tick stepped or skipped
+    assert report.lag == pytest.approx(conductor.time - slow.integrated)
+    assert report.lag >= report.skips * 0.01 - 1e-9
+
+
+def test_a_free_model_runs_at_its_own_pace_without_time():
+    conductor = Conductor(step=0.01, realtime=True)
+    conductor.register(Integrator("main"), main=True)
+    free = Integrator("free", stepping=Stepping.FREE)
+    conductor.register(free)
+    conductor.run(duration=0.2)
+    report = {m.name: m for m in conductor.report().models}["free"]
+    assert report.steps > 0 and free.integrated == 0.0 and report.lag == 0.0
+
+
+def test_a_clock_model_holding_a_pose_is_followed_through_its_published_values():
+    engine = MujocoEngine.from_string(world("w", GROUND, box_model("box", 0, 0, 2.0), step=0.001))
+    main = SimulatorModel("world", engine)
+    hand = Carrier("hand", stepping=Stepping.CLOCK, entities=("box",), velocity=(1.0, 0, 0))
+    conductor = Conductor(step=0.01, realtime=True)  # paced: the clock thread gets its turns
+    conductor.register(main, main=True)
+    conductor.register(hand)
+    conductor.initialise(responsibilities={("box", POSE): "hand"})
+    conductor.run(duration=0.2)
+    x = main.value("box", POSE)[0]
+    assert 0.0 < x <= 0.2 + 1e-9  # moved by the carrier; never ahead of the main clock
+    np.testing.assert_allclose(main.value("box", POSE)[2], 2.0, atol=1e-9)  # not falling
