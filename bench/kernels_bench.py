@@ -1,4 +1,5 @@
-"""Reality-gap kernels: generation time and kernel lookup time (prints numbers; not a test).
+"""Reality-gap kernels: ingest and generation time (prints numbers; not a test). Lookup time,
+precision and recall: ``simfid bench kernels``.
 
     .venv/bin/python bench/kernels_bench.py
 
@@ -17,8 +18,6 @@ import numpy as np
 
 from sim_fidelity.reality_gap import (
     History,
-    Kernel,
-    KernelSet,
     Spec,
     generate,
     read_history,
@@ -113,29 +112,10 @@ def bench_generate(spec: Spec) -> None:
                   f"{s.divergences:>6} {s.kernels:>7} {s.dropped:>7} {elapsed:>8.2f}")
 
 
-def bench_lookup(spec: Spec) -> None:
-    rng = np.random.default_rng(0)
-    d, n_actions = len(spec.state), spec.n_actions
-    states = rng.uniform([-6, 0, 0], [6, 16, 0.2], size=(2000, d))
-    actions = rng.integers(n_actions, size=len(states))
-    print(f"{'kernels':>8} {'us/lookup':>10} {'active':>7}")
-    for k in (10, 100, 1000):
-        kernels = [Kernel(c, 0.5, (0.5, 0.5), 1,
-                          {a: rng.normal(size=(d, d + 1)) for a in range(n_actions)},
-                          {a: 4 for a in range(n_actions)})
-                   for c in rng.uniform([-6, 0, 0], [6, 16, 0.2], size=(k, d))]
-        ks = KernelSet(kernels, spec)
-        started = time.perf_counter()
-        hits = sum(ks.lookup(s, int(a)) is not None for s, a in zip(states, actions))
-        elapsed = time.perf_counter() - started
-        print(f"{k:>8} {elapsed / len(states) * 1e6:>10.1f} {hits / len(states):>7.0%}")
-
-
 def main() -> None:
     spec = bench_spec()
     bench_ingest(spec)
     bench_generate(spec)
-    bench_lookup(spec)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ def bags(tmp_path_factory):
     root = tmp_path_factory.mktemp("one_d")
     spec = load_spec(SPEC)
     out = {"sim": [], "real": []}
-    for side in out:
-        for i, x0 in enumerate([0.0, 0.5, 1.0, 1.5, 2.0]):
+    for side in out:  # each start four times: the evidence the divergence test needs
+        for i, x0 in enumerate([0.0, 0.5, 1.0, 1.5, 2.0] * 4):
             states, actions = mission(x0, side == "real")
             path = root / f"{side}_{i}"
             write_run(path, spec, np.arange(len(states)) * 1.0, states, actions,
@@ -47,12 +47,11 @@ def test_generate_and_show(bags, tmp_path, capsys):
     assert code == 0 and "common_states" in printed and f"wrote {out}" in printed
     loaded = load_kernels(out)
     assert loaded.summary["kernels"] == len(loaded.kernels) >= 1
-    for k in loaded.kernels:  # each kernel sits just before the unexpected terrain
-        x, terrain = k.centre
-        assert REGION[0] - 1 <= x < REGION[0] and terrain == 0
-        w = k.fits[4]  # action id 4 is v = 1.0
-        next_x, next_terrain = w @ [x, terrain, 1.0]
-        assert next_terrain == pytest.approx(1.0) and x < next_x <= REGION[0] + 0.5 + 1e-9
+    for k in loaded.kernels:  # each kernel covers states just before the unexpected terrain
+        for x, terrain in k.members:
+            assert REGION[0] - 1 <= x < REGION[0] and terrain == 0
+            next_x, next_terrain = k.transfer @ [x, terrain, 1.0, 1.0]  # at v = 1 m/s
+            assert next_terrain == pytest.approx(1.0) and x < next_x <= REGION[0] + 0.5 + 1e-9
 
     png = tmp_path / "kernels.png"
     code = main(["kernels", "show", str(out), "--plot", str(png), "--over", *bags["real"]])
@@ -64,8 +63,8 @@ def test_generate_and_show(bags, tmp_path, capsys):
 def test_same_seed_same_file(bags, tmp_path):
     paths = [tmp_path / f"k{i}.yaml" for i in range(2)]
     for path in paths:
-        assert main(["kernels", "generate", "--sim", *bags["sim"][:3], "--real",
-                     *bags["real"][:3], "--spec", str(SPEC), "-o", str(path), "--seed", "7",
+        assert main(["kernels", "generate", "--sim", *bags["sim"][:8], "--real",
+                     *bags["real"][:8], "--spec", str(SPEC), "-o", str(path), "--seed", "7",
                      "--rollouts", "20"]) == 0
     assert paths[0].read_text() == paths[1].read_text()
 

@@ -28,7 +28,7 @@ def spec_2d(**sections) -> Spec:
         "action": [{"name": "v", "topic": "/cmd", "type": "geometry_msgs/msg/Twist",
                     "field": "linear.x", "values": [0.0, 1.0]}],
         "distance": {"eps_c": 0.05}, "rollouts": {"count": 20, "max_steps": 30},
-        "kernels": {"successors": 3, "min_samples": 2},
+        "kernels": {"min_samples": 2},
         "apply": [{"state": "x", "entity": "robot", "component": "pose.x"},
                   {"state": "y", "entity": "robot", "component": "pose.yaw"}],
     }
@@ -48,8 +48,9 @@ def history(*runs: list, action: int = 1) -> History:
     return History.concatenate(parts)
 
 
-def planted() -> tuple[History, History]:
-    """Sim and real agree along a chain up to (5, 0); there reality follows s' = M s + B."""
+def planted(repeats: int = 10) -> tuple[History, History]:
+    """Sim and real agree along a chain up to (5, 0); there reality follows s' = M s + B.
+    Each side flies the chain ``repeats`` times (the evidence the divergence test needs)."""
     chain = [[float(i), 0.0] for i in range(6)]
     sim = chain + [[float(i), 0.0] for i in range(6, 12)]
     real = list(chain)
@@ -57,31 +58,41 @@ def planted() -> tuple[History, History]:
     for _ in range(6):
         x = M @ x + B
         real.append(x.tolist())
-    return history(sim), history(real)
+    return history(*[sim] * repeats), history(*[real] * repeats)
 
 
-def test_planted_divergence_gives_one_kernel_with_the_true_fit():
+def test_planted_divergence_gives_one_kernel_at_the_divergent_node():
     sim, real = planted()
     result = generate(sim, real, spec_2d(), seed=1)
     s = result.summary
     assert (s.common_states, s.rollouts, s.candidates, s.kernels, s.dropped) == (6, 20, 1, 1, 0)
+    assert (s.tested_nodes, s.divergent_nodes) == (6, 1)
     assert s.divergences == 20  # every roll-out from the chain reaches the divergence
     (k,) = result.kernels
     np.testing.assert_allclose(k.centre, [5.0, 0.0])  # the state before divergence
-    assert k.support == 20 and k.samples == {1: 4}  # merged duplicates, distinct transitions
-    np.testing.assert_allclose(k.fits[1], np.c_[M, B], atol=1e-9)  # known coefficients
+    np.testing.assert_allclose(k.members, [[5.0, 0.0]])  # the divergent region: one node
+    assert k.support == 20 and k.samples == 10  # merged by region; every real (5,0) -> ...
+    np.testing.assert_allclose(k.predict([5.0, 0.0], [1.0]), M @ [5.0, 0.0] + B, atol=1e-9)
     assert k.divergence == (0.5, 0.5)  # both steps had probability 1: normalised (p_s, p_p)
+
+
+def test_one_run_is_not_evidence_enough():
+    """The same planted gap seen once per side: 1 against 1 outcome is no significant
+    difference (the old fixed probability threshold made a kernel of it)."""
+    sim, real = planted(repeats=1)
+    s = generate(sim, real, spec_2d(), seed=1).summary
+    assert (s.divergent_nodes, s.divergences, s.kernels) == (0, 0, 0)
 
 
 def test_same_dynamics_give_no_kernel():
     sim, _ = planted()
     s = generate(sim, sim, spec_2d(), seed=0).summary
-    assert (s.divergences, s.kernels) == (0, 0)
+    assert (s.divergent_nodes, s.divergences, s.kernels) == (0, 0, 0)
 
 
 def test_candidates_without_enough_data_are_dropped_and_counted():
     sim, real = planted()
-    s = generate(sim, real, spec_2d(kernels={"min_samples": 5}), seed=1).summary
+    s = generate(sim, real, spec_2d(kernels={"min_samples": 11}), seed=1).summary
     assert (s.candidates, s.kernels, s.dropped) == (1, 0, 1)
 
 
@@ -93,21 +104,22 @@ def test_a_branch_both_models_share_is_not_a_divergence():
     assert s.common_states == 3 and s.divergences == 0
 
 
-def test_probability_threshold_decides():
-    """Reality goes to B 70% of the time where the simulation always goes to A."""
+def test_the_evidence_decides_not_the_size_of_the_difference():
+    """Reality goes to B 70% of the time where the simulation always goes to A: with 10 runs
+    a side that is significant, with 3 real runs (B twice) it is not."""
     a_run, b_run = [[0, 0], [1, 0], [2, 0], [3, 0]], [[0, 0], [0, 1], [0, 2], [0, 3]]
-    sim, real = history(a_run), history(*[a_run] * 3 + [b_run] * 7)
-    low = generate(sim, real, spec_2d(divergence={"probability_threshold": 0.5}), seed=2)
-    high = generate(sim, real, spec_2d(divergence={"probability_threshold": 0.8}), seed=2)
-    assert low.summary.kernels == 1 and high.summary.divergences == 0
-    (k,) = low.kernels
+    sim = history(*[a_run] * 10)
+    many = generate(sim, history(*[a_run] * 3 + [b_run] * 7), spec_2d(), seed=2)
+    few = generate(history(*[a_run] * 3), history(a_run, b_run, b_run), spec_2d(), seed=2)
+    assert many.summary.kernels == 1 and few.summary.divergent_nodes == 0
+    (k,) = many.kernels
     np.testing.assert_allclose(k.centre, [0, 0])
-    np.testing.assert_allclose(k.fits[1] @ [0, 1, 1], [0, 2], atol=1e-9)  # (0,1) -> (0,2)
+    np.testing.assert_allclose(k.members, [[0, 0]])
 
 
 def test_generation_is_reproducible_from_the_seed():
     a_run, b_run = [[0, 0], [1, 0], [2, 0], [3, 0]], [[0, 0], [0, 1], [0, 2], [0, 3]]
-    sim, real = history(a_run), history(*[a_run] * 3 + [b_run] * 7)
+    sim, real = history(*[a_run] * 10), history(*[a_run] * 3 + [b_run] * 7)
     one, two = (generate(sim, real, spec_2d(), seed=9).summary for _ in range(2))
     assert one == two
 
@@ -118,15 +130,15 @@ def test_kernels_file_round_trip(tmp_path):
     result = generate(sim, real, spec, seed=1)
     path = save_kernels(tmp_path / "k.yaml", spec, result.kernels, result.summary.to_dict())
     text = path.read_text()
-    assert text.startswith("format: sim_fidelity/kernels\nversion: 1\n")
-    assert "coefficients:\n    - [0.89" in text  # one flow list per coefficient row
+    assert text.startswith("format: sim_fidelity/kernels\nversion: 2\n")
+    assert "transfer:\n  - [1.0, " in text  # one flow list per coefficient row
     loaded = load_kernels(path)
     assert loaded.spec.hash == spec.hash and loaded.summary == result.summary.to_dict()
     (k,) = loaded.kernels
-    np.testing.assert_array_equal(k.fits[1], result.kernels[0].fits[1])  # exact floats
+    np.testing.assert_array_equal(k.transfer, result.kernels[0].transfer)  # exact floats
     np.testing.assert_array_equal(k.centre, result.kernels[0].centre)
-    assert (k.sigma, k.support, k.divergence, k.samples) == (
-        spec.sigma, 20, (0.5, 0.5), {1: 4})
+    np.testing.assert_array_equal(k.members, result.kernels[0].members)
+    assert (k.sigma, k.support, k.divergence, k.samples) == (spec.sigma, 20, (0.5, 0.5), 10)
     doc = yaml.safe_load(text)
     doc["spec"]["distance"]["eps_c"] = 0.5
     path.write_text(yaml.safe_dump(doc))
@@ -139,28 +151,68 @@ def test_kernels_file_round_trip(tmp_path):
         load_kernels(path)
 
 
-def kernel(centre, fits, sigma=0.1) -> Kernel:
-    return Kernel(np.asarray(centre, float), sigma, (0.5, 0.5), 1,
-                  {a: np.asarray(w, float) for a, w in fits.items()}, {a: 2 for a in fits})
+def kernel(members, transfer, sigma=0.1) -> Kernel:
+    members = np.atleast_2d(np.asarray(members, float))
+    return Kernel(members[0], members, sigma, (0.5, 0.5), 1, np.asarray(transfer, float), 2)
 
 
-SHIFT = np.c_[np.eye(2), [2.0, 0.0]]  # s' = s + (2, 0)
-SCALE = np.c_[2 * np.eye(2), [0.0, 0.0]]  # s' = 2 s
+SHIFT = np.c_[np.eye(2), [0.0, 0.0], [2.0, 0.0]]  # s' = s + (2, 0)
+SCALE = np.c_[2 * np.eye(2), [0.0, 0.0], [0.0, 0.0]]  # s' = 2 s
+PUSH = np.c_[np.eye(2), [1.0, 0.0], [0.0, 0.0]]  # s' = s + (u, 0)
 
 
-def test_activation_and_first_active_kernel():
+def test_activation_covers_every_member_and_the_first_active_kernel_wins():
     spec = spec_2d()  # activation_threshold 0.5: active within c < 0.1 sqrt(2 ln 2) = 0.118
-    ks = KernelSet([kernel([0, 0], {1: SHIFT}), kernel([0.05, 0], {0: SCALE, 1: SCALE}),
-                    kernel([5, 5], {1: SCALE})], spec)
+    ks = KernelSet([kernel([[0, 0]], SHIFT), kernel([[0.05, 0], [0.2, 0]], SCALE),
+                    kernel([[5, 5]], PUSH)], spec)
     np.testing.assert_allclose(ks.activation([0.03, 0.0]),
                                np.exp(-0.5 * (np.array([0.03, 0.02, 9.97]) / 0.1) ** 2))
-    k, target = ks.lookup(np.array([0.03, 0.0]), 1)  # kernels 0 and 1 active: the first wins
+    k, target = ks.lookup(np.array([0.03, 0.0]), [1.0])  # kernels 0 and 1: the first wins
     assert k == 0 and np.allclose(target, [2.03, 0.0])
-    k, target = ks.lookup(np.array([0.03, 0.0]), 0)  # kernel 0 has no fit for action 0
-    assert k == 1 and np.allclose(target, [0.06, 0.0])
-    assert ks.lookup(np.array([0.12, 0.0]), 1)[0] == 1  # outside kernel 0, inside kernel 1
-    assert ks.lookup(np.array([5.0, 5.1]), 1)[0] == 2
-    assert ks.lookup(np.array([2.5, 2.5]), 1) is None
+    assert ks.lookup(np.array([0.12, 0.0]), [1.0])[0] == 1  # outside kernel 0, inside 1
+    k, target = ks.lookup(np.array([0.3, 0.0]), [1.0])  # near kernel 1's second member
+    assert k == 1 and np.allclose(target, [0.6, 0.0])
+    k, target = ks.lookup(np.array([5.0, 5.1]), [-3.5])  # any command, not only seen ones
+    assert k == 2 and np.allclose(target, [1.5, 5.1])
+    assert ks.lookup(np.array([2.5, 2.5]), [1.0]) is None
+    states = np.array([[0.03, 0.0], [0.12, 0.0], [0.3, 0.0], [5.0, 5.1], [2.5, 2.5]])
+    np.testing.assert_array_equal(ks.active(states), [0, 1, 1, 2, -1])  # vectorised lookup
+
+
+def linear_gap(n_runs: int, seed: int) -> tuple[History, History]:
+    """A robot on a line (state x, y = 0) under random commands in {-1, -0.5, 0.5, 1}; in
+    [4, 6] reality moves x' = 0.9 x + 0.4 u + 0.5 where the simulation moves x' = x + u."""
+    rng = np.random.default_rng(seed)
+    sides = []
+    for real in (False, True):
+        parts = []
+        for run in range(n_runs):
+            x = rng.uniform(0, 10, 41)
+            u = rng.choice([-1.0, -0.5, 0.5, 1.0], 40)
+            for t in range(40):
+                gap = real and 4.0 <= x[t] <= 6.0
+                x[t + 1] = np.clip(0.9 * x[t] + 0.4 * u[t] + 0.5 if gap else x[t] + u[t], 0, 10)
+            s = np.c_[x, np.zeros(41)]
+            parts.append(History(s[:-1], u[:, None], (u > 0).astype(int), np.zeros(40), s[1:],
+                                 np.arange(40) * 1.0, np.full(40, run)))
+        sides.append(History.concatenate(parts))
+    return sides[0], sides[1]
+
+
+def test_a_kernel_fitted_over_actions_predicts_an_unseen_command():
+    sim, real = linear_gap(60, seed=3)
+    spec = spec_2d(distance={"eps_c": 0.1}, rollouts={"count": 400, "max_steps": 20},
+                   kernels={"activation_threshold": 0.8})
+    result = generate(sim, real, spec, seed=0)
+    ks = KernelSet(result.kernels, spec)
+    hit = ks.lookup(np.array([5.0, 0.0]), [2.0])  # u = 2 never occurred anywhere
+    assert hit is not None
+    np.testing.assert_allclose(hit[1], [0.9 * 5.0 + 0.4 * 2.0 + 0.5, 0.0], atol=0.05)
+    x = np.linspace(0, 10, 1001)
+    active = ks.active(np.c_[x, np.zeros_like(x)]) >= 0
+    gap = (x >= 3.95) & (x <= 6.05)  # the region and half a node around it
+    assert active[gap].mean() > 0.8  # recall: most of the region is covered
+    assert active[gap].sum() / active.sum() > 0.85  # precision: the support is on the gap
 
 
 def test_runner_coerces_a_mujoco_simulation(tmp_path):
@@ -176,10 +228,10 @@ def test_runner_coerces_a_mujoco_simulation(tmp_path):
     engine = MujocoEngine.from_string(sdf)
     spec = spec_2d()  # apply: x -> robot pose.x, y -> robot pose.yaw
     path = save_kernels(tmp_path / "k.yaml", spec,
-                        [kernel([1.0, 0.0], {1: [[1, 0, 0.5], [0, 0, 0.3]]})], {})
+                        [kernel([1.0, 0.0], [[1, 0, 0.5, 0.05], [0, 0, 0, 0.3]])], {})
     runner = KernelRunner(engine, KernelSet.load(path))
     assert runner.apply(np.array([3.0, 0.0]), np.array([1.0])) is None  # no kernel there
-    hit = runner.apply(np.array([1.0, 0.0]), np.array([0.9]))  # 0.9 -> action 1 (v = 1)
+    hit = runner.apply(np.array([1.0, 0.0]), np.array([0.9]))  # x' = x + 0.5 u + 0.05
     assert hit is not None and hit[0] == 0
     np.testing.assert_allclose(hit[1], [1.5, 0.3])
     pose, _ = engine.get_states(["robot"])
@@ -196,8 +248,8 @@ def test_pairs_parted_by_a_shared_branch_are_coupled_and_still_find_the_divergen
     up, down = [[0, 0], [1, 0.2], [2, 0]], [[0, 0], [1, -0.2], [2, 0]]
     sim_tail = [[float(i), 0.0] for i in range(2, 10)]
     real_tail = [[float(i), 0.0] for i in range(2, 6)] + [[6.0, 1.0], [7.0, 2.0]]
-    sim = history(up, down, up, down, sim_tail)
-    real = history(up, down, up, down, real_tail)
+    sim = history(*[up, down] * 10, *[sim_tail] * 10)
+    real = history(*[up, down] * 10, *[real_tail] * 10)
     spec = spec_2d(rollouts={"count": 40})
     result = generate(sim, real, spec, seed=5)
     assert result.summary.divergences == 40  # all start at (0,0)..(4,0) and reach (5,0)

@@ -26,10 +26,10 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
     world = tmp_path / "track.sdf"
     world.write_text(track_world([(7.0, 8.0)]))  # the flag computes 1 only in [7, 8]
     spec = load_spec(SPEC)
-    forward = int(spec.discretise(np.array([1.0])))
-    kernel = Kernel(centre=np.array([2.0, 0.0]), sigma=0.1, divergence=(0.5, 0.5), support=1,
-                    fits={forward: np.array([[0.0, 0.0, 5.0], [0.0, 0.0, 1.0]])},  # -> [5, 1]
-                    samples={forward: 2})
+    kernel = Kernel(centre=np.array([2.0, 0.0]), members=np.array([[2.0, 0.0]]), sigma=0.1,
+                    divergence=(0.5, 0.5), support=1,
+                    transfer=np.array([[0.0, 0.0, 0.0, 5.0], [0.0, 0.0, 0.0, 1.0]]),  # [5, 1]
+                    samples=2)
     kernels = save_kernels(tmp_path / "kernels.yaml", spec, [kernel], {})
 
     domain = next_domain()

@@ -82,13 +82,12 @@ def run_show(args: argparse.Namespace) -> int:
           f"spec {spec.hash[:19]}")
     for key, value in loaded.summary.items():
         print(f"  {key}: {value}")
-    print(f"{'id':>3}  {'support':>7}  {'p_sim':>5}  {'p_phy':>5}  actions  "
-          f"centre ({', '.join(names)})")
+    print(f"{'id':>3}  {'support':>7}  {'p_sim':>5}  {'p_phy':>5}  {'nodes':>5}  "
+          f"{'samples':>7}  centre ({', '.join(names)})")
     for i, k in enumerate(loaded.kernels):
         centre = ", ".join(f"{v:.3g}" for v in k.centre)
-        acts = ",".join(str(a) for a in sorted(k.fits))
         print(f"{i:>3}  {k.support:>7}  {k.divergence[0]:>5.2f}  {k.divergence[1]:>5.2f}  "
-              f"{acts:>7}  {centre}")
+              f"{len(k.members):>5}  {k.samples:>7}  {centre}")
     if args.plot:
         _plot(Path(args.plot), loaded, [names.index(a) for a in axes], axes, tracks)
         print(f"wrote {args.plot}")

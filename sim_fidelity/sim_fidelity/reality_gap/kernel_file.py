@@ -1,9 +1,9 @@
 """The versioned kernels file: YAML, one kernel per list entry, numbers in flow lists.
 
 The file embeds the normalised spec (so the kernel manager and ``simfid kernels show`` need
-nothing else) and its hash, the generation summary and, per kernel, the centre, sigma, support,
-divergence distribution and one coefficient matrix per fitted action: row i gives next-state
-component i as ``W[i] @ [s_0, ..., s_d-1, 1]``.
+nothing else) and its hash, the generation summary and, per kernel, the centre, the member
+nodes of its region, sigma, support, divergence distribution and the transfer matrix: row i
+gives next-state component i as ``W[i] @ [s_0, ..., s_d-1, u_0, ..., u_m-1, 1]``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .kernels import Kernel
 from .spec import Spec
 
 FORMAT = "sim_fidelity/kernels"
-VERSION = 1
+VERSION = 2  # 2: kernels cover regions, one transfer over state and action
 
 
 class _Dumper(yaml.SafeDumper):
@@ -42,22 +42,22 @@ class KernelFile:
 
 def save_kernels(path: str | Path, spec: Spec, kernels: list[Kernel], summary: dict) -> Path:
     """Write the kernels file (overwrites ``path``)."""
-    values = spec.action_values()
     doc = {
         "format": FORMAT,
         "version": VERSION,
         "spec_hash": spec.hash,
         "summary": dict(summary),
         "state": spec.state_names,
+        "inputs": spec.state_names + spec.action_names + ["1"],
         "kernels": [{
             "id": i,
             "centre": k.centre.tolist(),
+            "members": k.members.tolist(),
             "sigma": float(k.sigma),
             "support": int(k.support),
             "divergence": {"p_sim": float(k.divergence[0]), "p_phy": float(k.divergence[1])},
-            "fits": [{"action": a, "action_value": values[a].tolist(),
-                      "samples": int(k.samples[a]), "coefficients": k.fits[a].tolist()}
-                     for a in sorted(k.fits)],
+            "samples": int(k.samples),
+            "transfer": k.transfer.tolist(),
         } for i, k in enumerate(kernels)],
         "spec": spec.raw,
     }
@@ -81,25 +81,24 @@ def load_kernels(path: str | Path) -> KernelFile:
     spec = Spec.from_dict(doc.get("spec"), where=f"{where} (embedded spec)")
     if spec.hash != doc.get("spec_hash"):
         raise SpecError(f"{where}: the embedded spec does not match spec_hash (edited?)")
-    d = len(spec.state)
+    d, width = len(spec.state), len(spec.state) + len(spec.action) + 1
     kernels = []
     try:
         for entry in doc.get("kernels") or []:
-            kernel = Kernel(centre=np.asarray(entry["centre"], float), sigma=float(entry["sigma"]),
+            kernel = Kernel(centre=np.asarray(entry["centre"], float),
+                            members=np.asarray(entry["members"], float).reshape(-1, d),
+                            sigma=float(entry["sigma"]),
                             divergence=(float(entry["divergence"]["p_sim"]),
                                         float(entry["divergence"]["p_phy"])),
-                            support=int(entry["support"]))
-            for fit in entry["fits"]:
-                action = int(fit["action"])
-                kernel.fits[action] = np.asarray(fit["coefficients"], float)
-                kernel.samples[action] = int(fit["samples"])
-                if kernel.fits[action].shape != (d, d + 1) or not 0 <= action < spec.n_actions:
-                    raise SpecError(f"{where}: kernel {len(kernels)} is malformed: fit for action "
-                                    f"{action} has shape {kernel.fits[action].shape}, expected "
-                                    f"{(d, d + 1)}")
-            if kernel.centre.shape != (d,):
-                raise SpecError(f"{where}: kernel {len(kernels)} is malformed: centre has "
-                                f"{kernel.centre.shape} components, expected {d}")
+                            support=int(entry["support"]),
+                            transfer=np.asarray(entry["transfer"], float),
+                            samples=int(entry["samples"]))
+            if kernel.transfer.shape != (d, width) or kernel.centre.shape != (d,) \
+                    or not len(kernel.members):
+                raise SpecError(f"{where}: kernel {len(kernels)} is malformed: centre "
+                                f"{kernel.centre.shape}, transfer {kernel.transfer.shape}, "
+                                f"{len(kernel.members)} members; expected ({d},), "
+                                f"{(d, width)}, at least one")
             kernels.append(kernel)
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"{where}: kernel {len(kernels)} is malformed: {exc}") from exc

@@ -1,9 +1,10 @@
 """The kernel manager core: find the first active kernel and apply its transfer function.
 
-Activation is the normal density of c_k(s) = c(centre_k, s) scaled to peak 1,
+A kernel covers a region of nodes (its ``members``); c_k(s) is the distance from s to the
+nearest member and its activation the normal density of c_k scaled to peak 1,
 e_k(c) = exp(-c^2 / (2 sigma_k^2)), so ``activation_threshold`` is a fraction in (0, 1) and a
-kernel is active within c < sigma_k sqrt(-2 ln threshold) of its centre. A kernel applies to
-action a only if it has a fit for a (f_k is the superposition of its per-action fits).
+kernel is active within c < sigma_k sqrt(-2 ln threshold) of any of its members. f_k is one
+linear map of state and continuous action, so it applies to every command.
 """
 from __future__ import annotations
 
@@ -22,23 +23,31 @@ from .spec import POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
 if TYPE_CHECKING:
     from ..simulator.sensor_values import SensorValueSetter
 
+_BLOCK = 1 << 22  # elements per distance block in :meth:`KernelSet.active`
+
 
 class KernelSet:
-    """All kernels of a file as arrays, for vectorised lookup."""
+    """All kernels of a file as arrays, for vectorised lookup.
+
+    The members of all kernels are stacked in kernel order, so the first member within reach
+    belongs to the first active kernel.
+    """
 
     def __init__(self, kernels: list[Kernel], spec: Spec):
-        d, n_actions = len(spec.state), spec.n_actions
+        d, m = len(spec.state), len(spec.action)
         self.spec = spec
         self.kernels = kernels
         self.weights = spec.weights
         self.threshold = spec.activation_threshold
-        self.centres = np.array([k.centre for k in kernels]).reshape(len(kernels), d)
+        sizes = np.array([len(k.members) for k in kernels], dtype=np.int64)
+        self.members = np.vstack([k.members for k in kernels]).reshape(-1, d) if kernels \
+            else np.zeros((0, d))
+        self.owner = np.repeat(np.arange(len(kernels)), sizes)
+        self.first = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
         self.sigma = np.array([k.sigma for k in kernels], dtype=float)
-        self.coef = np.zeros((len(kernels), n_actions, d, d + 1))
-        self.has_fit = np.zeros((len(kernels), n_actions), dtype=bool)
-        for i, k in enumerate(kernels):
-            for a, w in k.fits.items():
-                self.coef[i, a], self.has_fit[i, a] = w, True
+        # active <=> exp(-c^2 / 2 sigma^2) > threshold <=> c < sigma sqrt(-2 ln threshold)
+        self.reach = (self.sigma * np.sqrt(-2.0 * np.log(self.threshold)))[self.owner]
+        self.coef = np.array([k.transfer for k in kernels]).reshape(len(kernels), d, d + m + 1)
 
     @classmethod
     def load(cls, path: str | Path) -> "KernelSet":
@@ -50,16 +59,36 @@ class KernelSet:
 
     def activation(self, state: np.ndarray) -> np.ndarray:
         """e_k(c_k(s)) for every kernel, ``(K,)``."""
-        c = np.abs(self.centres - np.asarray(state, float)) @ self.weights
-        return np.exp(-0.5 * (c / self.sigma) ** 2)
+        if not len(self.kernels):
+            return np.zeros(0)
+        c = np.abs(self.members - np.asarray(state, float)) @ self.weights
+        return np.exp(-0.5 * (np.minimum.reduceat(c, self.first) / self.sigma) ** 2)
 
-    def lookup(self, state: np.ndarray, action: int) -> tuple[int, np.ndarray] | None:
-        """(k, f_k(s, a)) for the first kernel active at ``state`` with a fit for ``action``."""
-        active = (self.activation(state) > self.threshold) & self.has_fit[:, action]
-        if not active.any():
+    def lookup(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
+        """(k, f_k(s, u)) for the first kernel active at ``state``; ``action`` continuous."""
+        s = np.asarray(state, float)
+        within = np.abs(self.members - s) @ self.weights < self.reach
+        i = int(within.argmax()) if len(within) else 0
+        if not len(within) or not within[i]:
             return None
-        k = int(active.argmax())
-        return k, self.coef[k, action] @ np.append(np.asarray(state, float), 1.0)
+        k = int(self.owner[i])
+        return k, self.coef[k] @ np.concatenate([s, np.ravel(action), [1.0]])
+
+    def active(self, states: np.ndarray) -> np.ndarray:
+        """The first active kernel at each of ``states`` ``(n, d)``, -1 where none (vectorised
+        over states and kernels, in blocks)."""
+        states = np.atleast_2d(np.asarray(states, float))
+        out = np.full(len(states), -1, dtype=np.int64)
+        if not len(self.kernels):
+            return out
+        step = max(1, _BLOCK // max(1, self.members.size))
+        for start in range(0, len(states), step):
+            block = states[start:start + step]
+            within = np.abs(block[:, None, :] - self.members[None]) @ self.weights < self.reach
+            first = within.argmax(axis=1)
+            out[start:start + step] = np.where(within[np.arange(len(block)), first],
+                                               self.owner[first], -1)
+        return out
 
 
 class KernelRunner:
@@ -111,10 +140,10 @@ class KernelRunner:
     def apply(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """Look up (s, a); if a kernel is active, write f_k(s, a) into the simulator.
 
-        ``action`` is the continuous command, discretised by the spec. Returns (k, f_k(s, a))
-        or None when no kernel is active.
+        ``action`` is the continuous command. Returns (k, f_k(s, u)) or None when no kernel
+        is active.
         """
-        hit = self.kernels.lookup(state, int(self.kernels.spec.discretise(action)))
+        hit = self.kernels.lookup(state, action)
         if hit is None:
             self.release()
             return None

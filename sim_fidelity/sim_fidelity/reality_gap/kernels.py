@@ -1,36 +1,48 @@
 """Kernel generation (paper Algorithm 1, GENKER).
 
-From the two histories: shared nodes, P_sim and P_phy, S_0; N paired roll-outs from
-s_0 ~ U(S_0); one kernel candidate per divergence. Candidates with the same state before
-divergence are duplicates: they are merged (their fit data pooled, their divergence
-distributions averaged). Each kernel's transfer function f_k is one affine least-squares fit
-per action, s' = W_a [s, 1], to the transitions of the real roll-out from the state before
-divergence and ``successors`` steps after it. An action needs ``min_samples`` distinct
-transitions to be fitted; a candidate with no fitted action is dropped and counted.
+From the two histories: shared nodes, P_sim and P_phy, S_0; the per-node test of whether the two
+transition functions differ (``divergence.py``, false discoveries controlled across nodes); N
+paired roll-outs from s_0 ~ U(S_0), a divergence where the pair's states differ after a node the
+test declared divergent. The divergent nodes form *regions* (connected where node centres are
+within 2 eps_c); each region a divergence fell in becomes one kernel, active around all of its
+nodes. Its transfer function is one regularised linear fit over state and action,
+s' = W [s, u, 1], to every deployment transition that starts in the region, pulled towards the
+same fit to the simulation's transitions there where the deployment data does not determine it.
+A region with fewer than ``min_samples`` deployment transitions is dropped and counted.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from tqdm import tqdm
 
 from .bags import History
-from .rollouts import Divergence, Rollouts, paired_rollouts
+from .divergence import NodeTests, compare_nodes
+from .rollouts import Divergence, paired_rollouts
 from .spec import Spec
-from .transitions import Nodes, TransitionModel, common_states, match_nodes
+from .transitions import Nodes, TransitionModel, common_states, distance, match_nodes
+
+LINK = 2.0  # divergent nodes whose centres are within LINK * eps_c belong to one region
 
 
 @dataclass
 class Kernel:
     """A state-space kernel: where it is active, how reality diverged there, what to do."""
 
-    centre: np.ndarray  # (d,) the state before divergence (a node centre)
-    sigma: float  # e_k = N(0, sigma^2) over c(centre, s)
+    centre: np.ndarray  # (d,) the state before divergence most roll-outs diverged after
+    members: np.ndarray  # (n, d) centres of the divergent nodes the kernel covers
+    sigma: float  # e_k = N(0, sigma^2) over c_k(s) = min over members of c(member, s)
     divergence: tuple[float, float]  # (p_s, p_p) normalised
-    support: int  # how many roll-outs diverged here
-    fits: dict[int, np.ndarray] = field(default_factory=dict)  # action -> (d, d + 1) W_a
-    samples: dict[int, int] = field(default_factory=dict)  # action -> transitions fitted
+    support: int  # how many roll-outs diverged in the region
+    transfer: np.ndarray  # (d, d + m + 1): f_k(s, u) = W [s, u, 1]
+    samples: int  # deployment transitions fitted
+
+    def predict(self, state: np.ndarray, action: np.ndarray) -> np.ndarray:
+        """f_k(s, u) for one state and continuous action (or rows of each)."""
+        s, u = np.atleast_2d(state), np.atleast_2d(action)
+        out = np.hstack([s, u, np.ones((len(s), 1))]) @ self.transfer.T
+        return out if np.ndim(state) == 2 else out[0]
 
 
 @dataclass
@@ -45,11 +57,13 @@ class Summary:
     branching_sim: float  # mean distinct successors per node with transitions
     branching_phy: float
     common_states: int
+    tested_nodes: int  # nodes with an action observed on both sides
+    divergent_nodes: int  # declared divergent at the false-discovery rate
     rollouts: int
-    divergences: int  # divergent roll-out pairs, before merging duplicates
-    candidates: int  # distinct states before divergence
+    divergences: int  # divergent roll-out pairs, before merging by region
+    candidates: int  # regions a divergence fell in
     kernels: int
-    dropped: int  # candidates without enough data to fit any action
+    dropped: int  # candidates without enough deployment data to fit
 
     def to_dict(self) -> dict[str, int | float]:
         return asdict(self)
@@ -60,12 +74,50 @@ class Generation:
     kernels: list[Kernel]
     summary: Summary
     nodes: Nodes
+    tests: NodeTests
 
 
-def fit_affine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least-squares W with y ≈ W [x, 1]; x ``(n, d)``, y ``(n, d')`` -> W ``(d', d + 1)``."""
-    design = np.hstack([x, np.ones((len(x), 1))])
-    return np.linalg.lstsq(design, y, rcond=None)[0].T
+def fit_transfer(x: np.ndarray, y: np.ndarray, prior: np.ndarray, ridge: float,
+                 scale: np.ndarray) -> np.ndarray:
+    """W = [B, c] of y ≈ B x + c: least squares about the data's mean, with the slopes pulled
+    towards the prior's by ``ridge`` ||(B - B_prior) diag(scale)||^2.
+
+    ``x`` ``(n, p)`` inputs, ``y`` ``(n, d)`` outputs, ``prior`` ``(d, p + 1)``, ``scale``
+    ``(p,)`` the typical size of each input (so ``ridge`` counts samples). The fit passes
+    through the data's mean; slopes along directions the data does not vary in (a command
+    never given there, too few samples) are the prior's.
+    """
+    x_mean, y_mean = x.mean(axis=0), y.mean(axis=0)
+    xc, yc = x - x_mean, y - y_mean
+    penalty = ridge * np.diag(np.asarray(scale, float) ** 2)
+    slopes = np.linalg.solve(xc.T @ xc + penalty, xc.T @ yc + penalty @ prior[:, :-1].T).T
+    return np.c_[slopes, y_mean - slopes @ x_mean]
+
+
+def divergent_regions(nodes: Nodes, divergent: np.ndarray) -> np.ndarray:
+    """Region label per node (-1 where not divergent): connected components of the divergent
+    nodes, two nodes connected when their centres are within ``LINK * eps_c``."""
+    label = np.full(len(nodes), -1, dtype=np.int64)
+    idx = np.flatnonzero(divergent)
+    if len(idx) == 0:
+        return label
+    centres = nodes.centres[idx]
+    step = max(1, (1 << 22) // len(idx))
+    reach = LINK * nodes.eps_c
+    links = [np.nonzero(distance(centres[i:i + step, None, :], centres[None, :, :],
+                                 nodes.weights) < reach) for i in range(0, len(idx), step)]
+    src = np.concatenate([a + i * step for i, (a, _) in enumerate(links)])
+    dst = np.concatenate([b for _, b in links])
+    comp = np.arange(len(idx))
+    while True:  # propagate the smallest index over the links until stable
+        spread = comp.copy()
+        np.minimum.at(spread, src, comp[dst])
+        spread = spread[spread]
+        if np.array_equal(spread, comp):
+            break
+        comp = spread
+    label[idx] = np.unique(comp, return_inverse=True)[1].ravel()
+    return label
 
 
 def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None,
@@ -78,56 +130,49 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     pooled = np.vstack([sim.s, sim.s2, phy.s, phy.s2])
     nodes, ids = match_nodes(pooled, spec.weights, spec.eps_c, progress=bar("matching states"))
     ns, npy = len(sim), len(phy)
-    models = []
-    for offset, h in ((0, sim), (2 * ns, phy)):
-        s_ids, s2_ids = ids[offset:offset + len(h)], ids[offset + len(h):offset + 2 * len(h)]
-        models.append(TransitionModel.estimate(s_ids, h.a, s2_ids, len(nodes), spec.n_actions))
-    p_sim, p_phy = models
+    sim_src, phy_src = ids[:ns], ids[2 * ns:2 * ns + npy]
+    p_sim = TransitionModel.estimate(sim_src, sim.a, ids[ns:2 * ns], len(nodes), spec.n_actions)
+    p_phy = TransitionModel.estimate(phy_src, phy.a, ids[2 * ns + npy:], len(nodes),
+                                     spec.n_actions)
+    tests = compare_nodes(p_sim, p_phy, spec.fdr)
     starts = common_states(p_sim, p_phy)
     rng = np.random.default_rng(seed)
     divergences: list[Divergence] = []
-    phy_r = None
     if len(starts) and n_rollouts > 0:
         s0 = starts[rng.integers(len(starts), size=n_rollouts)]  # s_0 ~ U(S_0)
-        phy_r, divergences = paired_rollouts(p_sim, p_phy, nodes, s0, spec.max_steps,
-                                             spec.successors, spec.probability_threshold, rng,
-                                             bar("paired roll-outs"))
-    kernels, candidates = _build(divergences, phy_r, nodes, spec)
-    summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
-                      p_sim.branching(), p_phy.branching(), len(starts),
-                      n_rollouts if len(starts) else 0, len(divergences), candidates,
-                      len(kernels), candidates - len(kernels))
-    return Generation(kernels, summary, nodes)
-
-
-def _build(divergences: list[Divergence], phy_r: Rollouts | None, nodes: Nodes,
-           spec: Spec) -> tuple[list[Kernel], int]:
-    """Merge divergences by the state before divergence, fit, drop what cannot be fitted."""
+        _, divergences = paired_rollouts(p_sim, p_phy, nodes, s0, spec.max_steps,
+                                         tests.divergent, rng, bar("paired roll-outs"))
+    region = divergent_regions(nodes, tests.divergent)
     groups: dict[int, list[Divergence]] = {}
     for div in divergences:
-        groups.setdefault(div.node, []).append(div)
+        groups.setdefault(int(region[div.node]), []).append(div)
+    inputs = np.vstack([np.hstack([h.s, h.u]) for h in (sim, phy)])
+    scale = inputs.std(axis=0) if len(inputs) else np.ones(inputs.shape[1])
+    scale = np.where(scale > 0, scale, 1.0)
+    identity = np.hstack([np.eye(len(spec.state)), np.zeros((len(spec.state),
+                                                             len(spec.action) + 1))])
     kernels = []
-    for node, group in groups.items():
-        triples = set()
-        for div in group:
-            path, acts = phy_r.nodes[div.rollout], phy_r.actions[div.rollout]
-            for t in range(div.step - 1, div.step + spec.successors):
-                if t >= len(acts) or path[t + 1] < 0:
-                    break
-                triples.add((int(path[t]), int(acts[t]), int(path[t + 1])))
-        data = np.array(sorted(triples), dtype=np.int64)
-        kernel = Kernel(centre=nodes.centres[node].copy(), sigma=spec.sigma,
-                        divergence=_mean_distribution(group), support=len(group))
-        for action in np.unique(data[:, 1]):
-            rows = data[data[:, 1] == action]
-            if len(rows) >= spec.min_samples:
-                kernel.fits[int(action)] = fit_affine(nodes.centres[rows[:, 0]],
-                                                      nodes.centres[rows[:, 2]])
-                kernel.samples[int(action)] = len(rows)
-        if kernel.fits:
-            kernels.append(kernel)
+    for label, group in groups.items():
+        in_sim, in_phy = region[sim_src] == label, region[phy_src] == label
+        if in_phy.sum() < spec.min_samples:
+            continue
+        prior = identity
+        if in_sim.any():
+            prior = fit_transfer(np.hstack([sim.s[in_sim], sim.u[in_sim]]), sim.s2[in_sim],
+                                 identity, spec.ridge, scale)
+        transfer = fit_transfer(np.hstack([phy.s[in_phy], phy.u[in_phy]]), phy.s2[in_phy],
+                                prior, spec.ridge, scale)
+        at = np.bincount([d.node for d in group]).argmax()
+        kernels.append(Kernel(centre=nodes.centres[at].copy(),
+                              members=nodes.centres[region == label].copy(), sigma=spec.sigma,
+                              divergence=_mean_distribution(group), support=len(group),
+                              transfer=transfer, samples=int(in_phy.sum())))
     kernels.sort(key=lambda k: -k.support)  # stable: ties keep discovery order
-    return kernels, len(groups)
+    summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
+                      p_sim.branching(), p_phy.branching(), len(starts), int(tests.tested.sum()),
+                      int(tests.divergent.sum()), n_rollouts if len(starts) else 0,
+                      len(divergences), len(groups), len(kernels), len(groups) - len(kernels))
+    return Generation(kernels, summary, nodes, tests)
 
 
 def _mean_distribution(group: list[Divergence]) -> tuple[float, float]:

@@ -3,15 +3,12 @@
 The N pairs run in lock step, vectorised over pairs: at each step every live roll-out draws
 one edge (a, s') from P(s', a | s) of its model; a roll-out ends at a node without outgoing
 transitions. While a pair is compared, its states at step j *differ* when
-c(s_sim[j], s_phy[j]) > eps_c. Differing states are a *divergence* if the two models also
-disagree on how probable the outcomes are: with q_M(x) the probability under model M of moving
-from its roll-out's state at j - 1 to within eps_c of x, when
-max(|q_sim(s_phy[j]) - q_phy(s_phy[j])|, |q_sim(s_sim[j]) - q_phy(s_sim[j])|) exceeds the
-probability threshold. Differing states without such a gap are a branch both models share;
-the pair is then coupled: the simulated roll-out continues from the real roll-out's state (if
-the simulation has transitions there), so the comparison goes on along the real trajectory.
-A pair is compared up to its first divergence; the real roll-out runs ``extra`` steps
-further (the kernel fit uses them).
+c(s_sim[j], s_phy[j]) > eps_c. Differing states are a *divergence* when the real roll-out's
+node at j - 1 is one whose transition distributions the two models have been found to differ
+at (``divergent``, the per-node test of ``divergence.py``). Differing states at a node without
+such evidence are a branch both models share; the pair is then coupled: the simulated roll-out
+continues from the real roll-out's state (if the simulation has transitions there), so the
+comparison goes on along the real trajectory. A pair is compared up to its first divergence.
 """
 from __future__ import annotations
 
@@ -43,45 +40,32 @@ class Divergence:
     action: int  # the real roll-out's action at j - 1
     p_sim: float  # probability of the sim step into δ_s
     p_phy: float  # probability of the real step into δ_p
-    gap: float  # the probability difference that made it a divergence
-
-
-def _mass_near(model: TransitionModel, nodes: Nodes, source: int, target: int) -> float:
-    """Probability under ``model`` of moving from ``source`` to within eps_c of ``target``."""
-    dst, p = model.successors(source)
-    if len(dst) == 0:
-        return 0.0
-    near = distance(nodes.centres[dst], nodes.centres[target], nodes.weights) <= nodes.eps_c
-    return float(p[near].sum())
 
 
 def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
-                    starts: np.ndarray, steps: int, extra: int, threshold: float,
+                    starts: np.ndarray, steps: int, divergent: np.ndarray,
                     rng: np.random.Generator,
                     progress: Callable[[Iterable], Iterable] | None = None
                     ) -> tuple[Rollouts, list[Divergence]]:
-    """Roll out one pair from each start node; returns the real roll-outs and the divergences."""
+    """Roll out one pair from each start node; returns the real roll-outs (until each pair's
+    comparison ends) and the divergences."""
     n = len(starts)
-    real = Rollouts(np.full((n, steps + extra + 1), -1, dtype=np.int64),
-                    np.full((n, steps + extra), -1, dtype=np.int64), np.zeros((n, steps + extra)))
+    real = Rollouts(np.full((n, steps + 1), -1, dtype=np.int64),
+                    np.full((n, steps), -1, dtype=np.int64), np.zeros((n, steps)))
     real.nodes[:, 0] = starts
     current = np.asarray(starts, dtype=np.int64).copy()  # the sim state; -1: not compared
     has_sim = np.diff(sim.offsets) > 0
     found: list[Divergence] = []
-    iterator = range(steps + extra)
+    iterator = range(steps)
     for t in (progress(iterator) if progress else iterator):
-        live = np.flatnonzero(real.nodes[:, t] >= 0)
+        live = np.flatnonzero((real.nodes[:, t] >= 0) & (current >= 0))
         if len(live) == 0:
             break
         edge = phy.sample(real.nodes[live, t], rng)
         live, edge = live[edge >= 0], edge[edge >= 0]
         real.nodes[live, t + 1], real.actions[live, t] = phy.dst[edge], phy.act[edge]
         real.probs[live, t] = phy.P[edge]
-        if t >= steps:
-            current[:] = -1
         pairs = np.flatnonzero(current >= 0)
-        if len(pairs) == 0:
-            continue
         sim_edge = sim.sample(current[pairs], rng)
         out_p = real.nodes[pairs, t + 1]
         ended = (sim_edge < 0) | (out_p < 0)
@@ -90,16 +74,15 @@ def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
         out_s = sim.dst[sim_edge]
         differ = distance(nodes.centres[out_s], nodes.centres[out_p], nodes.weights) > nodes.eps_c
         current[pairs[~differ]] = out_s[~differ]
-        for i, e, s_out, p_out in zip(pairs[differ], sim_edge[differ], out_s[differ],
-                                      out_p[differ]):
-            prev_s, prev_p = current[i], real.nodes[i, t]
-            gap = max(abs(_mass_near(sim, nodes, prev_s, x) - _mass_near(phy, nodes, prev_p, x))
-                      for x in (p_out, s_out))
-            if gap > threshold:
-                found.append(Divergence(int(i), t + 1, int(prev_p), int(real.actions[i, t]),
-                                        float(sim.P[e]), float(real.probs[i, t]), gap))
-                current[i] = -1
-            else:  # a shared branch: couple the pair on the real roll-out's state
-                current[i] = p_out if has_sim[p_out] else -1
+        pairs, sim_edge, out_p = pairs[differ], sim_edge[differ], out_p[differ]
+        prev_p = real.nodes[pairs, t]
+        hit = divergent[prev_p]
+        for i, e, node in zip(pairs[hit], sim_edge[hit], prev_p[hit]):
+            found.append(Divergence(int(i), t + 1, int(node), int(real.actions[i, t]),
+                                    float(sim.P[e]), float(real.probs[i, t])))
+        current[pairs[hit]] = -1
+        # a shared branch: couple the pair on the real roll-out's state
+        shared, out_shared = pairs[~hit], out_p[~hit]
+        current[shared] = np.where(has_sim[out_shared], out_shared, -1)
     found.sort(key=lambda d: d.rollout)
     return real, found

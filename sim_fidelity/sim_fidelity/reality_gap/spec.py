@@ -27,9 +27,9 @@ APPLY_COMPONENTS = tuple(f"pose.{c}" for c in POSE_COMPONENTS) + tuple(
 DEFAULTS: dict[str, dict[str, Any]] = {
     "sampling": {"rate_hz": 0.5, "interpolation": "hold"},
     "distance": {"eps_c": 0.1},
-    "divergence": {"probability_threshold": 0.5},
+    "divergence": {"fdr": 0.05},
     "rollouts": {"count": 100, "max_steps": 200},
-    "kernels": {"sigma": None, "activation_threshold": 0.5, "successors": 3, "min_samples": 2},
+    "kernels": {"sigma": None, "activation_threshold": 0.5, "ridge": 1.0, "min_samples": 2},
 }
 
 
@@ -68,12 +68,12 @@ class Spec:
     rate_hz: float
     interpolation: str
     eps_c: float
-    probability_threshold: float
+    fdr: float  # false-discovery rate of the per-node divergence tests (divergence.py)
     rollouts: int
     max_steps: int
     sigma: float
     activation_threshold: float
-    successors: int
+    ridge: float  # weight of the simulation prior in each kernel's fit, in samples
     min_samples: int
     apply: tuple[ApplyTarget, ...]
     raw: dict  # the normalised dict this spec was built from (defaults filled in)
@@ -248,12 +248,10 @@ def _parse(raw: Any, where: str) -> Spec:
     threshold = _number(where, kern, "activation_threshold")
     if threshold >= 1:
         raise _fail(where, "kernels.activation_threshold must be in (0, 1)")
-    p_div = _number(where, norm["divergence"], "probability_threshold", positive=False)
-    if not 0 <= p_div < 1:
-        raise _fail(where, "divergence.probability_threshold must be in [0, 1)")
-    successors = _number(where, kern, "successors", int, positive=False)
-    if successors < 0:
-        raise _fail(where, "kernels.successors must be >= 0")
+    fdr = _number(where, norm["divergence"], "fdr")
+    if not fdr < 1:
+        raise _fail(where, "divergence.fdr must be in (0, 1)")
+    ridge = _number(where, kern, "ridge")
 
     names = [s.name for s in state]
     targets = []
@@ -284,9 +282,9 @@ def _parse(raw: Any, where: str) -> Spec:
                 reward=reward, reward_mode=reward_mode,
                 rate_hz=_number(where, sampling, "rate_hz"),
                 interpolation=sampling["interpolation"], eps_c=eps_c,
-                probability_threshold=p_div,
+                fdr=fdr,
                 rollouts=_number(where, norm["rollouts"], "count", int),
                 max_steps=_number(where, norm["rollouts"], "max_steps", int),
-                sigma=sigma, activation_threshold=threshold, successors=successors,
+                sigma=sigma, activation_threshold=threshold, ridge=ridge,
                 min_samples=_number(where, kern, "min_samples", int),
                 apply=tuple(targets), raw=norm)
