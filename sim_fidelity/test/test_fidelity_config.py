@@ -1,8 +1,10 @@
 """Fidelity configuration: loading, presets, and errors that name the file and the key path."""
 from __future__ import annotations
 
+import re
 import textwrap
 
+import numpy as np
 import pytest
 import yaml
 
@@ -149,3 +151,18 @@ def test_one_tree_per_capture_key_and_grouping_without_captures(tmp_path, sim):
     assert sorted(manager.get_fidelity()) == ["all", "rows/box_0", "rows/box_1"]
     row = manager.trees.trees[manager.trees.index["rows/box_0"]]
     assert [e for e, _ in row.objects] == ["box_0_0_0", "box_0_1_0"] and row.anchor == "box_0_0_0"
+
+
+@pytest.mark.parametrize("value, level", [(Level.MEDIUM, Level.MEDIUM), ("low", Level.LOW),
+                                          (" High ", Level.HIGH), ("MEDIUM", Level.MEDIUM),
+                                          (0, Level.LOW), (2, Level.HIGH),
+                                          (np.int8(1), Level.MEDIUM)])
+def test_parse_level_accepts_levels_names_and_numbers(value, level):
+    assert parse_level(value) is level
+
+
+@pytest.mark.parametrize("value", ["highest", "", 3, -1, True, 1.0, None])
+def test_parse_level_names_the_bad_value_and_the_choices(value):
+    with pytest.raises(LevelError, match=re.escape(f"bad level {value!r}: expected one of low, "
+                                                   "medium, high (or 0-2)")):
+        parse_level(value)

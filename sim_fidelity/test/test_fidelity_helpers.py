@@ -200,3 +200,38 @@ def test_low_shapes_do_not_move_and_restore_keeps_physics_going(sim):
     sim.set_states(["box_0"], twists=np.array([[0, 0, 1.0, 0, 0, 0]]))
     sim.step(50)
     assert sim.get_states(["box_0"])[0][0, 2] > before[0, 2] + 0.02  # dynamic again
+
+
+@pytest.mark.parametrize("path", [("medium", "low", "high"), ("low", "medium", "high"),
+                                  ("medium", "low", "medium", "high"), ("low", "high", "low",
+                                                                        "high")],
+                         ids="-".join)
+def test_round_trips_through_the_lower_levels_end_as_at_the_start(sim, path):
+    """Only leaving HIGH caches the HIGH state: moving between MEDIUM and LOW must not cache a
+    lowered state, or the trees would come back HIGH but frozen."""
+    start = lever_snapshot(sim)
+    m = manager(sim)
+    m.set_fidelity("plunger_1", Level.HIGH, hold=True)  # not lowered by the plan's LOW
+    for level in path:
+        m.set_fidelity("box_.|plunger_1", level, hold=True)
+    assert lever_snapshot(sim) == start  # HIGH again without closing
+    assert m.mismatches() == []
+    before = sim.get_states(["box_0"])[0]
+    sim.set_states(["box_0"], twists=np.array([[0, 0, 1.0, 0, 0, 0]]))
+    sim.step(50)
+    assert sim.get_states(["box_0"])[0][0, 2] > before[0, 2] + 0.02  # dynamic again
+    m.close()
+    assert lever_snapshot(sim) == start
+
+
+def test_mismatches_name_every_lever_left_changed(sim):
+    m = manager(sim)
+    m.set_fidelity("plunger_0", Level.LOW, hold=True)
+    m.set_fidelity("box_0", Level.LOW)
+    found = set(m.mismatches())
+    assert {("box_0", "DYNAMICS"), ("box_0", "COLLISION"), ("plunger_0::j0", "ACTUATION"),
+            ("plunger_0::tip::prox", "SENSOR"), ("plunger_0::l3", "DYNAMICS"),
+            ("plunger_0::gz::sim::systems::JointPositionController", "SCRIPT")} <= found
+    assert not any(e.startswith(("box_1", "plunger_1")) for e, _ in found)
+    m.close()
+    assert m.mismatches() == []
