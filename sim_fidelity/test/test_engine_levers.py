@@ -8,11 +8,13 @@ from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import EntityKind, Lever
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.levers import CARRIED_BIT, HOLD_FACTOR
 
 SENSED = box_model("sensed", 3, 0, 0.2).replace(
     "</link>", "<sensor name='imu' type='imu'><update_rate>100</update_rate></sensor></link>")
 WORLD = world("levers", GROUND, box_model("resting", 0, 0, 0.2), box_model("floating", 2, 0, 1.0),
-              SENSED, servo_pendulum())
+              SENSED, servo_pendulum(),
+              servo_pendulum("arm2").replace("<pose>0 3 2", "<pose>0 6 2"))
 NEW_BOX = "<sdf version='1.9'>" + box_model("newbox", 0, -3, 0.2) + "</sdf>"
 
 
@@ -49,13 +51,17 @@ def test_actuation_off_applies_no_force_gain_nor_bias(engine):
 
 
 def _plugin(engine: MujocoEngine) -> str:
-    return engine.entities(EntityKind.PLUGIN, pattern="JointPositionController")[0]
+    (plugin,) = engine.entities(EntityKind.PLUGIN, pattern="arm::.*JointPositionController")
+    return plugin
 
 
 def _held(engine: MujocoEngine, body: str) -> bool:
+    """Held as levers.py says: damping HOLD_FACTOR * inertia / step on every DoF, gravity
+    compensated."""
     m = engine.model
     dofs = np.flatnonzero(m.dof_bodyid == m.body(body).id)
-    return bool(dofs.size) and bool((m.dof_damping[dofs] > 1e3).all()
+    hold = HOLD_FACTOR * m.dof_M0[dofs] / m.opt.timestep
+    return bool(dofs.size) and bool(np.allclose(m.dof_damping[dofs], hold, rtol=1e-12)
                                     and m.body_gravcomp[m.body(body).id] == 1.0)
 
 
@@ -93,7 +99,7 @@ def test_every_lever_survives_a_recompile(engine, lever):
     entity = entity or _plugin(engine)
     assert not shows_off(engine)
     engine.set_lever([entity], lever, False)
-    assert shows_off(engine)
+    assert shows_off(engine) and not engine.levers_at_originals()
     model = engine.model
     engine.spawn("newbox", NEW_BOX)  # compiles a new model
     assert engine.model is not model
@@ -146,3 +152,49 @@ def test_a_sleeping_box_falls_through_once_collision_is_off():
     engine.set_lever(["resting"], Lever.COLLISION, False)
     engine.step(500)
     assert engine.get_states(["resting"])[0][0, 2] < z0 - 0.5
+
+
+def test_actuation_off_touches_only_the_joints_named(engine):
+    other = engine.model.actuator_gainprm.copy(), engine.model.actuator_biasprm.copy()
+    actuator, _ = hinge(engine)
+    engine.set_lever(["arm::hinge"], Lever.ACTUATION, False)
+    rest = np.arange(engine.model.nu) != actuator
+    assert rest.sum() == 1  # arm2's servo
+    np.testing.assert_array_equal(engine.model.actuator_gainprm[rest], other[0][rest])
+    np.testing.assert_array_equal(engine.model.actuator_biasprm[rest], other[1][rest])
+    assert engine.get_lever(["arm::hinge", "arm2::hinge"], Lever.ACTUATION).tolist() == [False,
+                                                                                        True]
+
+
+def test_only_dynamics_off_stops_a_moving_body_and_only_that_body(engine):
+    twist = np.array([[0.3, 0.2, 0.5, 0.1, 0.0, 0.2]])
+    engine.set_states(["floating"], twists=twist)
+    engine.set_states(["resting"], twists=twist)
+    for lever, entity in ((Lever.COLLISION, "floating"), (Lever.GRAVITY, "floating::link")):
+        engine.set_lever([entity], lever, False)
+        np.testing.assert_array_equal(engine.get_states(["floating"])[1], twist)
+    engine.set_lever(["floating"], Lever.DYNAMICS, False)
+    np.testing.assert_array_equal(engine.get_states(["floating"])[1], 0.0)
+    np.testing.assert_array_equal(engine.get_states(["resting"])[1], twist)  # untouched
+    engine.set_lever(["floating"], Lever.DYNAMICS, True)  # back on: nothing is set moving
+    np.testing.assert_array_equal(engine.get_states(["floating"])[1], 0.0)
+
+
+def test_a_carried_body_meets_all_but_conaffinity_0_and_is_no_lever_change(engine):
+    m = engine.model
+    body = m.body("floating::link").id
+    geoms = np.flatnonzero(m.geom_bodyid == body)
+    contype, conaffinity = m.geom_contype[geoms].copy(), m.geom_conaffinity[geoms].copy()
+    engine.set_carried([body], True)
+    np.testing.assert_array_equal(m.geom_contype[geoms], contype | CARRIED_BIT)
+    np.testing.assert_array_equal(m.geom_conaffinity[geoms], CARRIED_BIT)
+    assert m.body_contype[body] == contype[0] | CARRIED_BIT
+    assert m.body_conaffinity[body] == CARRIED_BIT
+    assert engine.levers_at_originals()  # the gripper's business, not a lever left changed
+    engine.set_lever(["floating"], Lever.COLLISION, False)  # collision off wins over carried
+    assert not m.geom_contype[geoms].any() and not m.geom_conaffinity[geoms].any()
+    engine.set_lever(["floating"], Lever.COLLISION, True)
+    engine.set_carried([body], False)
+    np.testing.assert_array_equal(m.geom_contype[geoms], contype)
+    np.testing.assert_array_equal(m.geom_conaffinity[geoms], conaffinity)
+    assert engine.levers_at_originals()
