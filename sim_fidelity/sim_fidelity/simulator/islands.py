@@ -1,0 +1,151 @@
+"""Which parts of a scene can be integrated independently, and how to share them among threads.
+
+A *unit* is a top-level non-static model: its bodies are joined by joints (and its links may
+touch each other), so it is never split. Static models are shared by every part. The distance
+between two units is the smallest gap between the world-aligned boxes of their collision geoms;
+two units belong to one *group* while that gap is within what both can move in the grouping
+horizon (``|v| T + |g| T^2 / 2`` each, ``v`` bounding the speed of the unit's points): only then
+can they touch, so groups are the islands that may form within the horizon (a conservative
+superset of MuJoCo's constraint islands). Groups are dealt out to parts, contiguous along the axis
+of widest spread, so that groups that may meet next are likely in one part already. The same
+bound gives the time until units of different parts could touch at the earliest: the engine
+checks again before then. Pure numpy; imports nothing of MuJoCo.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MIN_PAD = 0.001  # metres every unit's reach is grown by: contact margins and round-off
+ROW_CHUNK = 256  # geoms per block of the all-pairs gap computation
+
+
+def geom_boxes(xpos: np.ndarray, xmat: np.ndarray, aabb: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """World-aligned boxes ``(g, 3)`` lower and upper around geoms with local boxes ``aabb``
+    ``(g, 6)`` (centre, half sizes; MuJoCo's ``geom_aabb``) at ``xpos`` ``(g, 3)``, ``xmat``
+    ``(g, 9)``."""
+    rot = xmat.reshape(-1, 3, 3)
+    centre = xpos + np.einsum("gij,gj->gi", rot, aabb[:, :3])
+    half = np.einsum("gij,gj->gi", np.abs(rot), aabb[:, 3:])
+    return centre - half, centre + half
+
+
+def unit_gaps(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.ndarray,
+              unit: np.ndarray, nunits: int) -> np.ndarray:
+    """``(nunits, nunits)`` lower bound of the distance between the geoms of two different units:
+    per geom pair the larger of the gap between their world boxes (``lo``, ``hi``) and the gap
+    between their bounding spheres (``centre``, ``radius``), 0 when they may overlap; inf when a
+    unit has no geoms, and on the diagonal. ``unit`` (g,) owns each geom, -1 for none."""
+    gaps = np.full((nunits, nunits), np.inf)
+    own = np.flatnonzero(unit >= 0)
+    lo, hi, centre, radius, unit = lo[own], hi[own], centre[own], radius[own], unit[own]
+    for start in range(0, len(own), ROW_CHUNK):
+        rows = slice(start, start + ROW_CHUNK)
+        sep = np.maximum(0.0, np.maximum(lo[rows, None, :] - hi[None, :, :],
+                                         lo[None, :, :] - hi[rows, None, :]))
+        boxes = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
+        between = centre[rows, None, :] - centre[None, :, :]
+        spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
+                   - radius[rows, None] - radius[None, :])
+        dist = np.maximum(boxes, np.maximum(spheres, 0.0))
+        ua, ub = np.broadcast_arrays(unit[rows, None], unit[None, :])
+        other = ua != ub
+        np.minimum.at(gaps, (ua[other], ub[other]), dist[other])
+    return np.minimum(gaps, gaps.T)
+
+
+def unit_speeds(lin: np.ndarray, ang: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                unit: np.ndarray, nunits: int) -> np.ndarray:
+    """Bound on the speed of any point of each unit: its largest body linear speed plus its
+    largest angular speed times the diagonal of the box around its geoms. ``lin``/``ang`` are per
+    unit already; ``lo``/``hi``/``unit`` per geom."""
+    ulo = np.full((nunits, 3), np.inf)
+    uhi = np.full((nunits, 3), -np.inf)
+    own = unit >= 0
+    np.minimum.at(ulo, unit[own], lo[own])
+    np.maximum.at(uhi, unit[own], hi[own])
+    span = np.where(np.isfinite(uhi - ulo), uhi - ulo, 0.0)
+    return lin + ang * np.linalg.norm(span, axis=1)
+
+
+def reach(speed: np.ndarray, horizon: float, gravity: float) -> np.ndarray:
+    """How far each unit can move in ``horizon`` seconds at most (plus ``MIN_PAD``)."""
+    return speed * horizon + 0.5 * gravity * horizon ** 2 + MIN_PAD
+
+
+def time_to_contact(gaps: np.ndarray, speed: np.ndarray, gravity: float) -> np.ndarray:
+    """``(n, n)`` earliest time two units can close their gap, both moving at the bound of
+    :func:`reach` (0 where they may touch already, inf where nothing moves)."""
+    v = speed[:, None] + speed[None, :]
+    room = gaps - 2 * MIN_PAD
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if gravity > 0:  # g T^2 + v T - room = 0
+            t = (-v + np.sqrt(v * v + 4 * gravity * np.maximum(room, 0.0))) / (2 * gravity)
+        else:
+            t = np.where(v > 0, np.maximum(room, 0.0) / v, np.inf)
+    t = np.where(room <= 0, 0.0, t)
+    return np.where(np.isinf(gaps), np.inf, t)
+
+
+def components(n: int, pairs: np.ndarray) -> np.ndarray:
+    """Connected-component label of each of ``n`` nodes joined by ``pairs`` ``(k, 2)`` (labels are
+    the smallest member of each component)."""
+    parent = np.arange(n)
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        ra, rb = root(int(a)), root(int(b))
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return np.array([root(i) for i in range(n)], int)
+
+
+def groups(gaps: np.ndarray, reaches: np.ndarray) -> list[frozenset[int]]:
+    """Units that may touch within the horizon their ``reaches`` were computed for."""
+    n = len(reaches)
+    if n == 0:
+        return []
+    near = gaps <= reaches[:, None] + reaches[None, :]
+    np.fill_diagonal(near, False)
+    label = components(n, np.argwhere(np.triu(near)))
+    return [frozenset(np.flatnonzero(label == k).tolist()) for k in np.unique(label)]
+
+
+def deal(group_list: list[frozenset[int]], cost: np.ndarray, centre: np.ndarray,
+         nparts: int) -> list[frozenset[int]]:
+    """Groups dealt into at most ``nparts`` parts (sets of units) of similar total ``cost``:
+    sorted along the axis of widest spread of the unit ``centre``s and cut into contiguous runs,
+    so neighbours share a part. No part is empty; a group is never split."""
+    if not group_list:
+        return []
+    nparts = max(1, min(nparts, len(group_list)))
+    gcost = np.array([cost[list(g)].sum() for g in group_list], float)
+    gcentre = np.array([np.nanmean(centre[list(g)], axis=0) if np.isfinite(centre[list(g)]).any()
+                        else np.full(3, np.nan) for g in group_list])
+    finite = np.all(np.isfinite(gcentre), axis=1)
+    spread = np.ptp(gcentre[finite], axis=0) if finite.any() else np.zeros(3)
+    key = np.where(finite, gcentre[:, int(np.argmax(spread))], np.inf)
+    order = np.argsort(key, kind="stable")
+    target = gcost.sum() / nparts
+    parts: list[set[int]] = [set()]
+    acc = 0.0
+    for i, gi in enumerate(order):
+        groups_left = len(order) - i
+        if len(parts) < nparts and parts[-1] and (
+                acc + gcost[gi] / 2 > target * len(parts)
+                or groups_left <= nparts - len(parts)):
+            parts.append(set())
+        parts[-1].update(group_list[gi])
+        acc += gcost[gi]
+    return [frozenset(p) for p in parts]
+
+
+def imbalance(part_costs: np.ndarray) -> float:
+    """Largest part cost over the mean part cost (1.0 = perfectly balanced)."""
+    mean = float(np.mean(part_costs)) if len(part_costs) else 0.0
+    return float(np.max(part_costs)) / mean if mean > 0 else 1.0
