@@ -49,9 +49,33 @@ UNLOADING_CONTROLLER = {
     "timeout": Param(10.0, "seconds to wait for a simulator answer"),
 }
 
+MODEL_CONDUCTOR = {
+    "config": Param("", "ensemble YAML (models, initial responsibilities, evaluators, triggers)"),
+    "log": Param("", "bag every run logs into (MCAP); empty = conductor_<date>_<time>.mcap in "
+                     "the working directory; a start request may name another"),
+    "joint_states": Param("/joint_states", "live data source: the robot's sensor_msgs/JointState"),
+    "actions": Param("/action_sequence", "live data source: the robot's action annotations "
+                                         "(sim_fidelity_interfaces/ActionAnnotation)"),
+    "autostart": Param(False, "start at once, without a ~/start call: playing 'bag' if given, "
+                              "else from the live topics"),
+    "bag": Param("", "autostart: the recording to play back (MCAP file or rosbag2 folder)"),
+    "duration": Param(0.0, "autostart: seconds of simulated time; 0 = until the data ends or "
+                           "~/stop"),
+    "timeout": Param(10.0, "seconds to wait for a remote model or simulator to answer"),
+}
+
+MODEL_NODE = {
+    "model": Param("", "the model class: an entry point of sim_fidelity.models or "
+                       "package.module:Class"),
+    "name": Param("", "the model's name in the ensemble; empty = the node's name"),
+    "arguments": Param("", "keyword arguments of the class's constructor, a YAML mapping"),
+}
+
 BY_EXECUTABLE = {
     "sim_server": SIM_SERVER,
     "fidelity_manager": FIDELITY_MANAGER,
     "kernel_manager": KERNEL_MANAGER,
     "unloading_controller": UNLOADING_CONTROLLER,
+    "model_conductor": MODEL_CONDUCTOR,
+    "model_node": MODEL_NODE,
 }
