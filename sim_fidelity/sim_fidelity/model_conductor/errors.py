@@ -27,3 +27,7 @@ class ModelError(ConductorError):
 class ResponsibilityError(ConductorError):
     """A transfer that is not possible: unknown entity or attribute, or a model that cannot hold
     it."""
+
+
+class ExpressionError(ConductorError):
+    """An expression that cannot be parsed or evaluated (names the expression and the reason)."""
