@@ -255,3 +255,18 @@ def test_pairs_parted_by_a_shared_branch_are_coupled_and_still_find_the_divergen
     assert result.summary.divergences == 40  # all start at (0,0)..(4,0) and reach (5,0)
     (k,) = result.kernels
     np.testing.assert_allclose(k.centre, [5.0, 0.0])
+
+
+def test_lookup_through_the_grid_agrees_with_the_full_comparison():
+    """The grid index finds the same first active kernel as comparing with every member."""
+    rng = np.random.default_rng(8)
+    spec = spec_2d()
+    kernels = [kernel(c + rng.normal(0, 0.05, (3, 2)), SHIFT * (i + 1),
+                      sigma=rng.uniform(0.02, 0.1))
+               for i, c in enumerate(rng.uniform(0, 2, (300, 2)))]
+    ks = KernelSet(kernels, spec)
+    states = rng.uniform(-0.2, 2.2, (3000, 2))
+    first = ks.active(states)
+    looked = [ks.lookup(s, [0.0]) for s in states]
+    np.testing.assert_array_equal([-1 if h is None else h[0] for h in looked], first)
+    assert 0.2 < (first >= 0).mean() < 1.0

@@ -30,7 +30,9 @@ class KernelSet:
     """All kernels of a file as arrays, for vectorised lookup.
 
     The members of all kernels are stacked in kernel order, so the first member within reach
-    belongs to the first active kernel.
+    belongs to the first active kernel. A grid over the weighted state components, cells as
+    wide as the longest reach, lists for each cell the members within reach of any state in
+    it: a lookup computes distances to those only.
     """
 
     def __init__(self, kernels: list[Kernel], spec: Spec):
@@ -48,6 +50,25 @@ class KernelSet:
         # active <=> exp(-c^2 / 2 sigma^2) > threshold <=> c < sigma sqrt(-2 ln threshold)
         self.reach = (self.sigma * np.sqrt(-2.0 * np.log(self.threshold)))[self.owner]
         self.coef = np.array([k.transfer for k in kernels]).reshape(len(kernels), d, d + m + 1)
+        self._axes = np.flatnonzero(self.weights > 0)
+        reach = float(self.reach.max()) if len(self.reach) else 1.0
+        self._cell = reach / self.weights[self._axes]
+        self._index = self._grid()
+
+    def _grid(self) -> dict[bytes, np.ndarray]:
+        """Cell key -> indices (ascending) of the members in that cell or a neighbouring one."""
+        if not len(self.members):
+            return {}
+        home = np.floor(self.members[:, self._axes] / self._cell).astype(np.int64)
+        offsets = np.stack(np.meshgrid(*[[-1, 0, 1]] * len(self._axes), indexing="ij"),
+                           axis=-1).reshape(-1, len(self._axes))
+        cells = (home[:, None, :] + offsets[None]).reshape(-1, len(self._axes))
+        member = np.repeat(np.arange(len(self.members)), len(offsets))
+        keys, inverse = np.unique(cells, axis=0, return_inverse=True)
+        order = np.argsort(inverse.ravel(), kind="stable")  # members ascending within a cell
+        bounds = np.searchsorted(inverse.ravel()[order], np.arange(len(keys) + 1))
+        return {keys[i].tobytes(): member[order[bounds[i]:bounds[i + 1]]]
+                for i in range(len(keys))}
 
     @classmethod
     def load(cls, path: str | Path) -> "KernelSet":
@@ -67,11 +88,14 @@ class KernelSet:
     def lookup(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """(k, f_k(s, u)) for the first kernel active at ``state``; ``action`` continuous."""
         s = np.asarray(state, float)
-        within = np.abs(self.members - s) @ self.weights < self.reach
-        i = int(within.argmax()) if len(within) else 0
-        if not len(within) or not within[i]:
+        near = self._index.get(np.floor(s[self._axes] / self._cell).astype(np.int64).tobytes())
+        if near is None:
             return None
-        k = int(self.owner[i])
+        within = np.abs(self.members[near] - s) @ self.weights < self.reach[near]
+        i = int(within.argmax())
+        if not within[i]:
+            return None
+        k = int(self.owner[near[i]])
         return k, self.coef[k] @ np.concatenate([s, np.ravel(action), [1.0]])
 
     def active(self, states: np.ndarray) -> np.ndarray:
