@@ -18,7 +18,7 @@ from .errors import SimFidelityError
 COMMANDS = ("sim", "serve", "fidelity", "kernels")
 # simfid <group> <member> ...: each member is the module commands.<group>_<member>.
 GROUPS = {
-    "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels")),
+    "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics")),
     "example": ("worked examples of the papers", ("oned",)),
 }
 
