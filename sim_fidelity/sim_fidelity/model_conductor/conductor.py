@@ -239,6 +239,13 @@ class Conductor:
             raise ConductorError(f"no model named '{name}' (models: "
                                  f"{', '.join(self._members) or 'none'})") from None
 
+    def add_listener(self, listener: Listener) -> None:
+        """Report to ``listener`` from now on, after telling it the responsibility changes so far
+        (the initial allocation), so a log made after initialisation is complete."""
+        for change in self.responsibilities.log:
+            listener.on_transfer(change)
+        self.listeners.append(listener)
+
     # ------------------------------------------------------------------ initialisation
     def initialise(self, scene: Mapping[str, SceneObject] | None = None,
                    responsibilities: Mapping[Pair, str] | None = None) -> None:
@@ -381,7 +388,7 @@ class Conductor:
         if not self._running:
             self.start()
         self._check_threads()
-        target = self.time + self.step_size
+        target = (self.ticks + 1) * self.step_size  # no drift from summing steps
         service = [m for m in self._members.values() if not m.threaded]
         jobs = [(m, self._steps_due(m, target)) for m in service]
         jobs = [(m, n) for m, n in jobs if n]
@@ -416,8 +423,8 @@ class Conductor:
             except Exception as e:
                 raise ModelError(member.name, f"step failed at t = {member.time:.4f} s: "
                                  f"{type(e).__name__}: {e}") from e
-            member.time += period
             member.steps += 1
+            member.time = member.steps * period
 
     def _clock_loop(self, member: Member) -> None:
         period = self._period(member)
@@ -434,8 +441,8 @@ class Conductor:
                 member.due = due
                 self._run_mailbox(member)
                 member.model.step(period)
-                member.time += period
                 member.steps += 1
+                member.time = member.steps * period
                 self._publish(member)
         except BaseException as e:  # reported by the conductor's thread
             member.error = e

@@ -147,6 +147,42 @@ def read_bag(path: Path, topics: Sequence[str] | None = None) -> list[DataMessag
     return out
 
 
+def write_recording(path: str | Path, messages: Iterable[DataMessage], storage: str = "mcap",
+                    start_ns: int = 1_700_000_000 * 1_000_000_000) -> Path:
+    """Write JointState and action-annotation messages as a bag that :class:`RecordedSource`
+    plays back (stamps and bag time ``start_ns`` + the message time)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    path = Path(path)
+    store = typestore()
+    T = store.types
+    plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        connections: dict[str, Any] = {}
+        for m in sorted(messages, key=lambda m: m.time):
+            ns = start_ns + int(round(m.time * 1e9))
+            stamp = T["builtin_interfaces/msg/Time"](sec=ns // 1_000_000_000,
+                                                     nanosec=ns % 1_000_000_000)
+            if m.kind == JOINT_STATE_KIND:
+                msgtype = JOINT_STATE
+                msg = T[JOINT_STATE](
+                    header=T["std_msgs/msg/Header"](stamp=stamp, frame_id=""),
+                    name=list(m.data["name"]),
+                    position=np.asarray(m.data["position"], np.float64),
+                    velocity=np.asarray(m.data.get("velocity", ()), np.float64),
+                    effort=np.asarray(m.data.get("effort", ()), np.float64))
+            else:
+                msgtype = ACTION_ANNOTATION
+                args = dict(m.data.get("args", {}))
+                msg = T[ACTION_ANNOTATION](stamp=stamp, operation=m.data["operation"],
+                                           arg_names=list(args),
+                                           arg_values=[str(v) for v in args.values()])
+            if m.topic not in connections:
+                connections[m.topic] = writer.add_connection(m.topic, msgtype, typestore=store)
+            writer.write(connections[m.topic], ns, store.serialize_cdr(msg, msgtype))
+    return path
+
+
 def _stamp_ns(msg: Any, receive_ns: int) -> int:
     stamp = getattr(getattr(msg, "header", None), "stamp", None) or getattr(msg, "stamp", None)
     if stamp is None:

@@ -147,17 +147,23 @@ class SimulatorModel(Model):
     def take(self, entity: str, attribute: str, value: Any) -> None:
         self._check(entity, attribute)
         if attribute == POSE:
+            pose = np.asarray(value, float)
+            following = entity in self._following
             twist = self.value(entity, TWIST)
             self._following.pop(entity, None)
             self._twist.pop(entity, None)
             self.sim.set_lever([entity], Lever.DYNAMICS, True)
-            self.sim.set_states([entity], np.asarray(value, float)[None], twist[None])
+            if following or not np.allclose(pose, self.sim.get_states([entity])[0][0],
+                                             rtol=0, atol=1e-12):
+                # (a robot welded to the world can only keep its own pose)
+                self.sim.set_states([entity], pose[None], twist[None])
         elif attribute == TWIST:
             self._twist_followed.discard(entity)
+            twist = np.asarray(value, float)
             if entity in self._following:
-                self._twist[entity] = np.asarray(value, float).copy()
-            else:
-                self.sim.set_states([entity], twists=np.asarray(value, float)[None])
+                self._twist[entity] = twist.copy()
+            elif not np.allclose(twist, self.sim.get_states([entity])[1][0], rtol=0, atol=1e-12):
+                self.sim.set_states([entity], twists=twist[None])
         elif attribute == COLLISION:
             self.sim.set_lever([entity], Lever.COLLISION, True)
 
