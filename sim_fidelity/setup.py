@@ -67,6 +67,8 @@ setup(
         # model conductor: model types of the ensemble config (model_conductor/config.py)
         "sim_fidelity.models": [
             "simulator = sim_fidelity.model_conductor.simulation_model:SimulatorModel",
+            "remote = sim_fidelity.model_conductor.ros.remote_model:RemoteModel",
+            "ros_simulator = sim_fidelity.model_conductor.ros.simulator_model:RosSimulatorModel",
         ],
     },
 )

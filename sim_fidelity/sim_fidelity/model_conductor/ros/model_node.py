@@ -1,8 +1,9 @@
 """``model_node``: one model of an ensemble in a node of its own (paper 003, section 3.2: a model
 may live in its own process).
 
-Hosts any Python :class:`~sim_fidelity.model_conductor.model.Model` class, named by an entry point
-of the ``sim_fidelity.models`` group or as ``package.module:Class``, and serves its interface to a
+Hosts any Python :class:`~sim_fidelity.model_conductor.model.Model` class, named as in the ensemble
+config (a built-in type, an entry point of ``sim_fidelity.models``, or ``package.module:Class``),
+and serves its interface to a
 conductor (:class:`~.remote_model.RemoteModel` is the conductor's side), under the node's name:
 
 * ``~/register`` (RegisterModel), ``~/required_parameters`` (GetModelParameters; the node's own
@@ -34,14 +35,18 @@ MODEL_GROUP = "sim_fidelity.models"
 
 
 def load_model_class(spec: str) -> type[Model]:
-    """The Model class named by ``spec``: an entry point of ``sim_fidelity.models`` or
-    ``package.module:Class``; a ConductorConfigError naming the parameter if there is none."""
+    """The Model class named by ``spec``: a built-in type of the ensemble config (``carrier``,
+    ...), an entry point of ``sim_fidelity.models`` or ``package.module:Class``; a
+    ConductorConfigError naming the parameter if there is none."""
     def bad(message: str) -> ConductorConfigError:
         return ConductorConfigError("<parameters>", "model", message)
 
     if not spec:
         raise bad("parameter 'model' is empty (an entry point of sim_fidelity.models or "
                   "package.module:Class)")
+    from ..config import BUILTIN_MODELS
+    if spec in BUILTIN_MODELS:
+        return BUILTIN_MODELS[spec]
     if ":" in spec:
         module, _, name = spec.partition(":")
         try:
@@ -112,7 +117,7 @@ class ModelHost:
         return serve
 
     def _emit(self, event: str, data: Mapping[str, Any]) -> None:
-        from .messages import event_msg
+        from .convert import event_msg
         msg = event_msg(self.model.name, self.time, event, data)
         with self._events_lock:
             self._events.append(msg)
@@ -139,7 +144,7 @@ class ModelHost:
         res.optional = [r.optional for r in needs.values()]
 
     def _initialise(self, req, res) -> None:
-        from .messages import attribute_value, from_json
+        from .convert import attribute_value, from_json
         given = from_json(req.parameters_json, "parameters_json", {})
         kinds = {name: r.kind for name, r in self.model.requires().items()}
         self.model.initialise({name: attribute_value(POSE, v)
@@ -159,7 +164,7 @@ class ModelHost:
     # --- time ----------------------------------------------------------------------------------
     def _step(self, req, res) -> None:
         from ...simulator.ros.convert import time_seconds
-        from .messages import from_json, values_of, with_arrays
+        from .convert import from_json, values_of, with_arrays
         model = self.model
         for entity, attribute, value in values_of(req.follow):
             model.follow(entity, attribute, value)
@@ -178,7 +183,7 @@ class ModelHost:
         self._fill_state(res)
 
     def _fill_state(self, res) -> None:
-        from .messages import output_msg, values_msg
+        from .convert import output_msg, values_msg
         model = self.model
         res.values = values_msg((e, a, model.value(e, a))
                                 for e, attributes in model.represents().items()
@@ -187,7 +192,7 @@ class ModelHost:
 
     # --- responsibility and events -------------------------------------------------------------
     def _set_responsibility(self, req, res) -> None:
-        from .messages import attribute_value, from_json
+        from .convert import attribute_value, from_json
         if req.action == type(req).TAKE:
             value = from_json(req.value_json, "value_json")
             self.model.take(req.entity, req.attribute, attribute_value(req.attribute, value))
@@ -197,7 +202,7 @@ class ModelHost:
             raise ValueError(f"unknown responsibility action {req.action} (TAKE=1, RELEASE=2)")
 
     def _notify(self, req, res) -> None:
-        from .messages import event_of
+        from .convert import event_of
         self.model.on_event(*event_of(req.event))
 
     def close(self) -> int:

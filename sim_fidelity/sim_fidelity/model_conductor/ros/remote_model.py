@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ModelError
 from ..model import Model, ModelKind, Requirement, RequirementKind, Stepping
-from .messages import AttributeValue
+from .convert import AttributeValue
 
 _proxies = itertools.count()
 
@@ -81,7 +81,7 @@ class RemoteModel(Model):
             self._keep(res.values, res.output)
 
     def _keep(self, values, output) -> None:
-        from .messages import output_of, values_of
+        from .convert import output_of, values_of
         self._values = {(e, a): v for e, a, v in values_of(values)}
         self._output = output_of(output)
         self._stale = False
@@ -97,7 +97,7 @@ class RemoteModel(Model):
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         from sim_fidelity_interfaces.srv import InitialiseModel
 
-        from .messages import to_json
+        from .convert import to_json
         self._register()
         self._call("initialise", InitialiseModel, parameters_json=to_json(parameters))
         self._stale = True
@@ -122,7 +122,7 @@ class RemoteModel(Model):
         from sim_fidelity_interfaces.srv import StepModel
 
         from ...simulator.ros.convert import time_msg
-        from .messages import event_of, to_json, values_msg
+        from .convert import event_of, to_json, values_msg
         with self._pending:
             follow: list[AttributeValue] = [(e, a, v) for (e, a), v in self._follow.items()]
             reads, inputs = self._reads, self._inputs
@@ -160,7 +160,7 @@ class RemoteModel(Model):
     def _responsibility(self, action: str, entity: str, attribute: str, value: Any) -> None:
         from sim_fidelity_interfaces.srv import SetResponsibility
 
-        from .messages import to_json
+        from .convert import to_json
         with self._pending:  # a value collected to follow is void once the holder changes
             self._follow.pop((entity, attribute), None)
         self._call("set_responsibility", SetResponsibility,
@@ -184,7 +184,7 @@ class RemoteModel(Model):
     def on_event(self, event: str, data: Mapping[str, Any]) -> None:
         from sim_fidelity_interfaces.srv import NotifyModel
 
-        from .messages import event_msg
+        from .convert import event_msg
         self._call("notify", NotifyModel, event=event_msg(self.name, self._time, event, data))
         self._stale = True
 
