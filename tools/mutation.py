@@ -85,11 +85,22 @@ def run(name: str, target: dict) -> dict:
         subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"], cwd=work,
                        stdout=log, stderr=subprocess.STDOUT, check=False)
     modules: dict[str, dict] = {}
-    for mutant, status in sorted(statuses(work).items()):
+    all_statuses = statuses(work)
+    for mutant, status in sorted(all_statuses.items()):
         entry = modules.setdefault(module_of(mutant), {"counts": {}, "survivors": []})
         entry["counts"][status] = entry["counts"].get(status, 0) + 1
         if status == "survived":
             entry["survivors"].append(mutant)
+    for function in target.get("focus", []):  # a rule inside a larger module, scored apart
+        cls, _, name = function.rpartition(".")
+        mark = f"xǁ{cls}ǁ{name}__mutmut_" if cls else f"x_{name}__mutmut_"
+        counts: dict[str, int] = {}
+        for mutant, status in all_statuses.items():
+            if mark in mutant:
+                counts[status] = counts.get(status, 0) + 1
+        modules[f"{module_of(next(m for m in all_statuses if mark in m))}:{function}"] = {
+            "counts": counts, "survivors": [m for m, st in all_statuses.items()
+                                            if mark in m and st == "survived"]}
     for module, entry in modules.items():
         entry["score"] = score(entry["counts"])
         counts = ", ".join(f"{n} {k}" for k, n in sorted(entry["counts"].items()))
