@@ -98,9 +98,11 @@ def run(name: str, target: dict) -> dict:
         for mutant, status in all_statuses.items():
             if mark in mutant:
                 counts[status] = counts.get(status, 0) + 1
-        modules[f"{module_of(next(m for m in all_statuses if mark in m))}:{function}"] = {
-            "counts": counts, "survivors": [m for m, st in all_statuses.items()
-                                            if mark in m and st == "survived"]}
+        names = [m for m in all_statuses if mark in m]
+        if not names:
+            raise SystemExit(f"tools/mutation.toml: target {name!r}: no mutant of {function!r}")
+        modules[f"{module_of(names[0])}:{function}"] = {
+            "counts": counts, "survivors": [m for m in names if all_statuses[m] == "survived"]}
     for module, entry in modules.items():
         entry["score"] = score(entry["counts"])
         counts = ", ".join(f"{n} {k}" for k, n in sorted(entry["counts"].items()))
