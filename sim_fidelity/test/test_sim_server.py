@@ -299,9 +299,40 @@ def test_static_copy_fallback_without_lever_services(world_file, tmp_path):
         sim.set_lever(["resting"], Lever.COLLISION, True)
         sim.step(300)
         assert sim.get_states(["resting"])[0][0, 2] == pytest.approx(0.2, abs=2e-3)
+        with pytest.raises(UnsupportedLeverError, match="not a top-level model"):
+            sim.set_lever(["floating::link"], Lever.DYNAMICS, False)
+        # a client without the world file cannot make the copy: it says so and leaves the model
+        blind = RosSimulator(domain_id=domain, timeout=20.0)
+        try:
+            blind.wait_for_server(30.0)
+            with pytest.raises(UnsupportedLeverError, match="needs world_file="):
+                blind.set_lever(["floating"], Lever.DYNAMICS, False)
+            assert "floating" in blind.entities(EntityKind.MODEL)
+            assert blind.get_lever(["floating"], Lever.DYNAMICS).tolist() == [True]
+            blind.step(100)
+            assert blind.get_states(["floating"])[0][0, 2] < 1.0  # still dynamic: it falls
+        finally:
+            blind.close()
     finally:
         sim.close()
         stop(proc)
+
+
+def test_static_copy_text():
+    from sim_fidelity.simulator.errors import SimulatorError
+    from sim_fidelity.simulator.ros.client import static_copy
+    dynamic = "<sdf version='1.9'>" + box_model("b", 0, 0, 1) + "</sdf>"
+    copy = static_copy(dynamic, strip_collisions=False)
+    assert "<static>true</static>" in copy and "<collision" in copy
+    assert "<static>false" not in copy
+    bare = static_copy("<model name='m'><link name='l'><collision name='c'/></link></model>", True)
+    assert "<static>true</static>" in bare and "collision" not in bare
+    text = static_copy(dynamic, True)
+    engine = MujocoEngine.from_string(world("w", GROUND, text[text.index("<model"):
+                                                             text.rindex("</sdf>")]))
+    assert engine.entity_info("b").static and not engine.model.geom_contype.all()
+    with pytest.raises(SimulatorError, match="no <model>"):
+        static_copy("<sdf version='1.9'><world name='w'/></sdf>", False)
 
 
 def test_simfid_serve_starts_the_same_node(world_file, tmp_path):
