@@ -15,10 +15,11 @@ import time
 from .errors import SimFidelityError
 
 # simfid <command> ...: the modules under sim_fidelity.commands, in --help order.
-COMMANDS = ("sim", "serve", "fidelity", "kernels")
+COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct")
 # simfid <group> <member> ...: each member is the module commands.<group>_<member>.
 GROUPS = {
-    "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics")),
+    "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics",
+                                                          "stepping")),
     "example": ("worked examples of the papers", ("oned",)),
 }
 

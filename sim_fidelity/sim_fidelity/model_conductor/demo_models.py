@@ -1,9 +1,10 @@
 """Small Python models for examples, tests and ``simfid bench stepping``.
 
 * :class:`Carrier`: a simulation that, while it holds an entity's pose, moves it at a constant
-  velocity (a hand carrying an object, reduced to its kinematics);
-* :class:`Integrator`: a simulation with a deliberately costly step (``cost`` wall seconds of
-  work); its state is the time it has integrated, which shows whether it kept lock step;
+  velocity (a hand carrying an object, reduced to its kinematics), optionally slowly;
+* :class:`Integrator`: a simulation with a deliberately slow step (it sleeps ``cost`` wall
+  seconds, like a model waiting for its own computation elsewhere); its state is the time it
+  has integrated, which shows whether it kept lock step;
 * :class:`ProximityMonitor`: an observer reporting whether any entity is within ``distance`` of a
   reference entity (a grasp monitor's stand-in), and emitting ``near``/``far`` events.
 """
@@ -19,32 +20,39 @@ from .model import POSE, TWIST, Model, Observer, Requirement, RequirementKind, S
 
 
 class Carrier(Model):
-    """Holds the pose and twist of ``entities`` when given them, moving each at ``velocity``."""
+    """Holds the pose and twist of ``entities`` when given them, moving each at ``velocity``;
+    each step sleeps ``cost`` seconds (a deliberately slow model)."""
 
     def __init__(self, name: str, *, stepping: Stepping = Stepping.SERVICE,
                  period: float | None = None, entities: tuple[str, ...] = (),
-                 velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)):
+                 velocity: tuple[float, float, float] = (0.0, 0.0, 0.0), cost: float = 0.0):
         super().__init__(name, stepping=stepping, period=period)
         self.entities = tuple(entities)
         self.velocity = np.asarray(velocity, float)
+        self.cost = cost
         self._pose: dict[str, np.ndarray] = {}
         self._held: set[str] = set()
 
     def requires(self) -> Mapping[str, Requirement]:
         return {"entities": Requirement(RequirementKind.VALUE, "entities", optional=True),
-                "velocity": Requirement(RequirementKind.VALUE, "velocity", optional=True)}
+                "velocity": Requirement(RequirementKind.VALUE, "velocity", optional=True),
+                "cost": Requirement(RequirementKind.VALUE, "cost", optional=True)}
 
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         if parameters.get("entities"):
             self.entities = tuple(parameters["entities"])
         if parameters.get("velocity") is not None:
             self.velocity = np.asarray(parameters["velocity"], float).reshape(3)
+        if parameters.get("cost") is not None:
+            self.cost = float(parameters["cost"])
         self._pose = {e: np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0] for e in self.entities}
 
     def represents(self) -> Mapping[str, frozenset[str]]:
         return {e: frozenset((POSE, TWIST)) for e in self.entities}
 
     def step(self, dt: float) -> None:
+        if self.cost > 0:
+            _time.sleep(self.cost)
         for e in self._held:
             self._pose[e][:3] += self.velocity * dt
 
@@ -74,8 +82,8 @@ class Carrier(Model):
 
 
 class Integrator(Model):
-    """A model whose step costs ``cost`` seconds of wall time (busy work, holding no lock that
-    other threads need); :attr:`integrated` is the simulated time it has stepped."""
+    """A model whose step sleeps ``cost`` seconds of wall time (holding no lock other threads
+    need); :attr:`integrated` is the simulated time it has stepped."""
 
     def __init__(self, name: str, *, stepping: Stepping = Stepping.SERVICE,
                  period: float | None = None, cost: float = 0.0):
