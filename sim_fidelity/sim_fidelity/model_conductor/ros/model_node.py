@@ -3,8 +3,8 @@ may live in its own process).
 
 Hosts any Python :class:`~sim_fidelity.model_conductor.model.Model` class, named as in the ensemble
 config (a built-in type, an entry point of ``sim_fidelity.models``, or ``package.module:Class``),
-and serves its interface to a
-conductor (:class:`~.remote_model.RemoteModel` is the conductor's side), under the node's name:
+and serves its interface to a conductor (:class:`~.remote_model.RemoteModel` is the conductor's
+side), under the node's name:
 
 * ``~/register`` (RegisterModel), ``~/required_parameters`` (GetModelParameters; the node's own
   ``~/get_parameters`` is rclpy's parameter service), ``~/initialise`` (InitialiseModel),

@@ -38,7 +38,7 @@ class RemoteModel(Model):
         self._domain_id = domain_id
         self._ros = None  # the proxy's own rclpy node, created on the first call
         self._registered_as: int | None = None
-        self._represents: dict[str, frozenset[str]] = {}
+        self._kind = ModelKind.SIMULATION
         self._values: dict[tuple[str, str], Any] = {}
         self._output: dict[str, Any] = {}
         self._stale = True  # values/output to be fetched before they are read
@@ -67,12 +67,14 @@ class RemoteModel(Model):
             return
         res = self._call("register", RegisterModel, model_id=self.id or 0, name=self.name,
                          stepping=self.stepping.value, period=self.period or 0.0)
-        self.kind = ModelKind(res.kind)
-        represents: dict[str, set[str]] = {}
-        for entity, attribute in zip(res.entities, res.attributes):
-            represents.setdefault(entity, set()).add(attribute)
-        self._represents = {e: frozenset(a) for e, a in represents.items()}
+        self._kind = ModelKind(res.kind)
         self._registered_as = self.id
+
+    @property  # type: ignore[override]  # the class's kind is the remote model's
+    def kind(self) -> ModelKind:
+        """Simulation or observer, as the model node answers at registration."""
+        self._register()
+        return self._kind
 
     def _refresh(self) -> None:
         from sim_fidelity_interfaces.srv import GetModelState
@@ -137,8 +139,14 @@ class RemoteModel(Model):
 
     # --- responsibility ------------------------------------------------------------------------
     def represents(self) -> Mapping[str, frozenset[str]]:
+        """What the model represents now (it may depend on its initialisation): the pairs of its
+        latest values."""
         self._register()
-        return dict(self._represents)
+        self._refresh()
+        represents: dict[str, set[str]] = {}
+        for entity, attribute in self._values:
+            represents.setdefault(entity, set()).add(attribute)
+        return {e: frozenset(a) for e, a in represents.items()}
 
     def value(self, entity: str, attribute: str) -> Any:
         self._refresh()
