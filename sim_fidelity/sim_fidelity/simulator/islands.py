@@ -4,7 +4,7 @@ A *unit* is a top-level non-static model: its bodies are joined by joints (and i
 touch each other), so it is never split. Static models are shared by every part. The distance
 between two units is the smallest gap between the world-aligned boxes of their collision geoms;
 two units belong to one *group* while that gap is within what both can move in the grouping
-horizon (``|v| T + |g| T^2 / 2`` each, ``v`` bounding the speed of the unit's points): only then
+horizon (``|v| T + |g| T^2 / 2`` each, ``v`` bounding the speed of each geom's points): only then
 can they touch, so groups are the islands that may form within the horizon (a conservative
 superset of MuJoCo's constraint islands). Groups are dealt out to parts, contiguous along the axis
 of widest spread, so that groups that may meet next are likely in one part already. The same
@@ -30,15 +30,21 @@ def geom_boxes(xpos: np.ndarray, xmat: np.ndarray, aabb: np.ndarray
     return centre - half, centre + half
 
 
-def unit_gaps(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.ndarray,
-              unit: np.ndarray, nunits: int) -> np.ndarray:
-    """``(nunits, nunits)`` lower bound of the distance between the geoms of two different units:
-    per geom pair the larger of the gap between their world boxes (``lo``, ``hi``) and the gap
-    between their bounding spheres (``centre``, ``radius``), 0 when they may overlap; inf when a
-    unit has no geoms, and on the diagonal. ``unit`` (g,) owns each geom, -1 for none."""
-    gaps = np.full((nunits, nunits), np.inf)
+def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.ndarray,
+                speed: np.ndarray, unit: np.ndarray, nunits: int, horizon: float,
+                gravity: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of units ``(nunits, nunits)``: the *slack* (smallest gap between two of their geoms
+    minus what both geoms can move within ``horizon``; <= 0: they may touch) and the earliest
+    time two of their geoms could touch. The gap of a geom pair is a lower bound of their distance:
+    the larger of the gap between their world boxes (``lo``, ``hi``) and between their bounding
+    spheres (``centre``, ``radius``). ``speed`` bounds each geom's speed; ``unit`` owns each geom
+    (-1: none). Pairs without geoms, and the diagonal, are inf."""
+    slack = np.full((nunits, nunits), np.inf)
+    ttc = np.full((nunits, nunits), np.inf)
     own = np.flatnonzero(unit >= 0)
-    lo, hi, centre, radius, unit = lo[own], hi[own], centre[own], radius[own], unit[own]
+    lo, hi, centre, radius = lo[own], hi[own], centre[own], radius[own]
+    speed, unit = speed[own], unit[own]
+    move = reach(speed, horizon, gravity)
     for start in range(0, len(own), ROW_CHUNK):
         rows = slice(start, start + ROW_CHUNK)
         sep = np.maximum(0.0, np.maximum(lo[rows, None, :] - hi[None, :, :],
@@ -47,44 +53,32 @@ def unit_gaps(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.nda
         between = centre[rows, None, :] - centre[None, :, :]
         spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
                    - radius[rows, None] - radius[None, :])
-        dist = np.maximum(boxes, np.maximum(spheres, 0.0))
+        gap = np.maximum(boxes, np.maximum(spheres, 0.0))
         ua, ub = np.broadcast_arrays(unit[rows, None], unit[None, :])
         other = ua != ub
-        np.minimum.at(gaps, (ua[other], ub[other]), dist[other])
-    return np.minimum(gaps, gaps.T)
-
-
-def unit_speeds(lin: np.ndarray, ang: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                unit: np.ndarray, nunits: int) -> np.ndarray:
-    """Bound on the speed of any point of each unit: its largest body linear speed plus its
-    largest angular speed times the diagonal of the box around its geoms. ``lin``/``ang`` are per
-    unit already; ``lo``/``hi``/``unit`` per geom."""
-    ulo = np.full((nunits, 3), np.inf)
-    uhi = np.full((nunits, 3), -np.inf)
-    own = unit >= 0
-    np.minimum.at(ulo, unit[own], lo[own])
-    np.maximum.at(uhi, unit[own], hi[own])
-    span = np.where(np.isfinite(uhi - ulo), uhi - ulo, 0.0)
-    return lin + ang * np.linalg.norm(span, axis=1)
+        pair = (ua[other], ub[other])
+        np.minimum.at(slack, pair, (gap - move[rows, None] - move[None, :])[other])
+        np.minimum.at(ttc, pair, time_to_contact(gap, speed[rows, None] + speed[None, :],
+                                                 gravity)[other])
+    return np.minimum(slack, slack.T), np.minimum(ttc, ttc.T)
 
 
 def reach(speed: np.ndarray, horizon: float, gravity: float) -> np.ndarray:
-    """How far each unit can move in ``horizon`` seconds at most (plus ``MIN_PAD``)."""
+    """How far each geom can move in ``horizon`` seconds at most (plus ``MIN_PAD``)."""
     return speed * horizon + 0.5 * gravity * horizon ** 2 + MIN_PAD
 
 
 def time_to_contact(gaps: np.ndarray, speed: np.ndarray, gravity: float) -> np.ndarray:
-    """``(n, n)`` earliest time two units can close their gap, both moving at the bound of
-    :func:`reach` (0 where they may touch already, inf where nothing moves)."""
-    v = speed[:, None] + speed[None, :]
+    """Earliest time two geoms ``gaps`` apart can touch, closing at up to ``speed`` (their speed
+    bounds summed) and each moved by :func:`reach`'s gravity term (0: may touch already)."""
     room = gaps - 2 * MIN_PAD
     with np.errstate(divide="ignore", invalid="ignore"):
         if gravity > 0:  # g T^2 + v T - room = 0
-            t = (-v + np.sqrt(v * v + 4 * gravity * np.maximum(room, 0.0))) / (2 * gravity)
+            t = (-speed + np.sqrt(speed * speed + 4 * gravity * np.maximum(room, 0.0))) / (
+                2 * gravity)
         else:
-            t = np.where(v > 0, np.maximum(room, 0.0) / v, np.inf)
-    t = np.where(room <= 0, 0.0, t)
-    return np.where(np.isinf(gaps), np.inf, t)
+            t = np.where(speed > 0, np.maximum(room, 0.0) / speed, np.inf)
+    return np.where(room <= 0, 0.0, t)
 
 
 def components(n: int, pairs: np.ndarray) -> np.ndarray:
@@ -105,12 +99,12 @@ def components(n: int, pairs: np.ndarray) -> np.ndarray:
     return np.array([root(i) for i in range(n)], int)
 
 
-def groups(gaps: np.ndarray, reaches: np.ndarray) -> list[frozenset[int]]:
-    """Units that may touch within the horizon their ``reaches`` were computed for."""
-    n = len(reaches)
+def groups(slack: np.ndarray) -> list[frozenset[int]]:
+    """Units that may touch (slack <= 0, :func:`pair_bounds`), joined transitively."""
+    n = len(slack)
     if n == 0:
         return []
-    near = gaps <= reaches[:, None] + reaches[None, :]
+    near = slack <= 0
     np.fill_diagonal(near, False)
     label = components(n, np.argwhere(np.triu(near)))
     return [frozenset(np.flatnonzero(label == k).tolist()) for k in np.unique(label)]

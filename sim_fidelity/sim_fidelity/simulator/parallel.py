@@ -151,6 +151,12 @@ class IslandParallelEngine(MujocoEngine):
         """The names of the units stepped together in each part (empty when serial)."""
         return [frozenset(self._unit_names[u] for u in p.units) for p in self._parts]
 
+    def contact_count(self) -> int:
+        """Contacts found in the last step: summed over the parts (each sees its own units)."""
+        if self._ahead and self._parts:
+            return int(sum(p.data.ncon for p in self._parts))
+        return int(self._data.ncon)
+
     def features(self) -> Features:
         f = super().features()
         f.extra["island_threads"] = self.threads
@@ -251,11 +257,11 @@ class IslandParallelEngine(MujocoEngine):
             mujoco.mj_comPos(m, d)
             mujoco.mj_comVel(m, d)
             self._stale = False
-            gaps, speed, centre = self._unit_geometry(None)
-            grps = self._groups(gaps, speed)
+            slack, ttc, centre = self._unit_geometry(None)
+            grps = islands.groups(slack)
             if not self._parts or self._crosses(grps):
                 self._rebuild(grps, centre)
-            self._schedule(gaps, speed)
+            self._schedule(ttc)
         for p in self._parts:
             pm, pd, mp = p.model, p.data, p.maps
             for kind, names in PARAMS.items():
@@ -306,48 +312,41 @@ class IslandParallelEngine(MujocoEngine):
                                       minlength=len(tops))
 
     def _unit_geometry(self, parts: list[Part] | None = None):
-        """Gaps between units, their speed bounds and centres, from the parts' data (or the
-        whole world's, when ``parts`` is None)."""
+        """Slack and earliest contact time between units, and their centres, from the parts'
+        data (or the whole world's, when ``parts`` is None)."""
         nunits = len(self._unit_names)
-        sources = ([(p.model, p.data, p.geom_unit, p.body_unit) for p in parts] if parts else
-                   [(self._model, self._data, self._body_unit[self._model.geom_bodyid],
-                     self._body_unit)])
-        los, his, centres, radii, owner = [], [], [], [], []
-        lin, ang = np.zeros(nunits), np.zeros(nunits)
-        for m, d, gu, bu in sources:
+        sources = ([(p.model, p.data, p.geom_unit) for p in parts] if parts else
+                   [(self._model, self._data, self._body_unit[self._model.geom_bodyid])])
+        los, his, centres, radii, speeds, owner = [], [], [], [], [], []
+        for m, d, gu in sources:
             lo, hi = islands.geom_boxes(d.geom_xpos, d.geom_xmat, m.geom_aabb)
+            body = m.geom_bodyid
+            vel = d.cvel[body]  # [angular, linear] at the subtree centre of the body's root
+            arm = np.linalg.norm(d.geom_xpos - d.subtree_com[m.body_rootid[body]], axis=1)
+            speeds.append(np.linalg.norm(vel[:, 3:], axis=1)
+                          + np.linalg.norm(vel[:, :3], axis=1) * (arm + m.geom_rbound))
             los.append(lo)
             his.append(hi)
             centres.append(d.geom_xpos)
             radii.append(m.geom_rbound)
             owner.append(gu)
-            own = bu >= 0
-            np.maximum.at(lin, bu[own], np.linalg.norm(d.cvel[own, 3:], axis=1))
-            np.maximum.at(ang, bu[own], np.linalg.norm(d.cvel[own, :3], axis=1))
         lo, hi, owner = np.concatenate(los), np.concatenate(his), np.concatenate(owner)
-        gaps = islands.unit_gaps(lo, hi, np.concatenate(centres), np.concatenate(radii), owner,
-                                 nunits)
-        speed = islands.unit_speeds(lin, ang, lo, hi, owner, nunits)
+        slack, ttc = islands.pair_bounds(
+            lo, hi, np.concatenate(centres), np.concatenate(radii), np.concatenate(speeds),
+            owner, nunits, self.horizon * self._model.opt.timestep,
+            float(np.linalg.norm(self._model.opt.gravity)))
         centre = np.full((nunits, 3), np.nan)
         own = owner >= 0
         total = np.zeros((nunits, 3))
         count = np.bincount(owner[own], minlength=nunits)
         np.add.at(total, owner[own], (lo[own] + hi[own]) / 2)
         centre[count > 0] = total[count > 0] / count[count > 0, None]
-        return gaps, speed, centre
+        return slack, ttc, centre
 
-    def _gravity(self) -> float:
-        return float(np.linalg.norm(self._model.opt.gravity))
-
-    def _groups(self, gaps: np.ndarray, speed: np.ndarray) -> list[frozenset[int]]:
-        horizon = self.horizon * self._model.opt.timestep
-        return islands.groups(gaps, islands.reach(speed, horizon, self._gravity()))
-
-    def _schedule(self, gaps: np.ndarray, speed: np.ndarray) -> None:
+    def _schedule(self, ttc: np.ndarray) -> None:
         """Check again before units of two parts could touch (at most ``max_interval`` steps)."""
         part_of = self._part_index()
         cross = part_of[:, None] != part_of[None, :]
-        ttc = islands.time_to_contact(gaps, speed, self._gravity())
         earliest = float(ttc[cross].min()) if cross.any() else np.inf
         steps = earliest / self._model.opt.timestep
         self._until_check = int(max(1, min(self.max_interval, np.floor(steps))))
@@ -366,8 +365,8 @@ class IslandParallelEngine(MujocoEngine):
     def _regroup(self) -> None:
         """At each check: rebuild the parts when islands may meet across parts, or
         when they have parted and the parts are out of balance."""
-        gaps, speed, centre = self._unit_geometry(self._parts)
-        grps = self._groups(gaps, speed)
+        slack, ttc, centre = self._unit_geometry(self._parts)
+        grps = islands.groups(slack)
         meet = self._crosses(grps)
         usable = min(self.threads, len(grps))
         costs = np.array([self._unit_cost[list(p.units)].sum() for p in self._parts])
@@ -376,7 +375,7 @@ class IslandParallelEngine(MujocoEngine):
             self._gather()
             self._rebuild(grps, centre)
             self._scatter(check=False)
-        self._schedule(gaps, speed)
+        self._schedule(ttc)
 
     def _rebuild(self, grps: list[frozenset[int]], centre: np.ndarray) -> None:
         """Deal the groups into parts and build them (models from the cache when possible)."""
