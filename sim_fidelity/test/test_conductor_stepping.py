@@ -97,8 +97,9 @@ def test_unresolvable_parameters_name_model_and_parameter():
         c.initialise()
 
 
-def test_service_models_stay_in_lock_step_with_their_periods():
-    conductor = Conductor(step=0.01)
+@pytest.mark.parametrize("parallel", [True, False])
+def test_service_models_stay_in_lock_step_with_their_periods(parallel):
+    conductor = Conductor(step=0.01, parallel=parallel)
     main, fast, slow = (Integrator("main"), Integrator("fast", cost=0.002),
                         Integrator("slow", cost=0.002, period=0.02))
     conductor.register(main, main=True)
@@ -149,3 +150,20 @@ def test_a_clock_model_holding_a_pose_is_followed_through_its_published_values()
     x = main.value("box", POSE)[0]
     assert 0.0 < x <= 0.2 + 1e-9  # moved by the carrier; never ahead of the main clock
     np.testing.assert_allclose(main.value("box", POSE)[2], 2.0, atol=1e-9)  # not falling
+
+
+def test_engines_stepped_concurrently_match_engines_stepped_alone():
+    """Two worlds SERVICE-stepped in the thread pool end exactly where each ends alone."""
+    def drop(name: str, z: float) -> MujocoEngine:  # entity names differ: no shared entity
+        return MujocoEngine.from_string(world("d", GROUND, box_model(f"{name}_box", 0, 0, z),
+                                              box_model(f"{name}_top", 0.05, 0, z + 0.5)))
+    conductor = Conductor(step=0.01)
+    conductor.register(SimulatorModel("a", drop("a", 1.0)), main=True)
+    conductor.register(SimulatorModel("b", drop("b", 2.0)))
+    conductor.run(duration=0.8)  # boxes land and the top ones tip over
+    for name, z in (("a", 1.0), ("b", 2.0)):
+        alone = drop(name, z)
+        alone.step(800)
+        names = [f"{name}_box", f"{name}_top"]
+        got = conductor.model(name).sim.get_states(names)[0]
+        np.testing.assert_array_equal(got, alone.get_states(names)[0])

@@ -2,7 +2,7 @@
 
 .. code-block:: yaml
 
-    conductor: {step: 0.01, realtime: false, twist_follows_pose: true}
+    conductor: {step: 0.01, realtime: false, twist_follows_pose: true, parallel: true}
     models:
       world: {type: simulator, main: true, parameters: {world: drop.sdf}}
       hand: {type: carrier, stepping: service, period: 0.01, parameters: {entities: [ball]}}
@@ -74,7 +74,7 @@ BUILTIN_MODELS: dict[str, type[Model]] = {
     "proximity_monitor": ProximityMonitor}
 TOP_KEYS = ("conductor", "models", "responsibilities", "variables", "evaluators", "triggers")
 MODEL_KEYS = ("type", "main", "stepping", "period", "parameters")
-CONDUCTOR_KEYS = ("step", "realtime", "twist_follows_pose")
+CONDUCTOR_KEYS = ("step", "realtime", "twist_follows_pose", "parallel")
 TRIGGER_KEYS = ("on", "let", "when", "do")
 
 
@@ -95,6 +95,7 @@ class EnsembleConfig:
     step: float = 0.01
     realtime: bool = False
     twist_follows_pose: bool = True
+    parallel: bool = True
     models: list[ModelSpec] = field(default_factory=list)
     responsibilities: dict[tuple[str, str], str] = field(default_factory=dict)
     variables: dict[str, Any] = field(default_factory=dict)
@@ -105,7 +106,8 @@ class EnsembleConfig:
         """A conductor with the models registered (``models`` replaces configured ones by name,
         e.g. a ROS proxy) and the trigger process installed; not yet initialised."""
         conductor = Conductor(step=self.step, realtime=self.realtime, base_dir=self.base_dir,
-                              twist_follows_pose=self.twist_follows_pose)
+                              twist_follows_pose=self.twist_follows_pose,
+                              parallel=self.parallel)
         given = dict(models or {})
         for spec in self.models:
             model = given.pop(spec.name, None) or spec.cls(spec.name, stepping=spec.stepping,
@@ -164,6 +166,7 @@ def parse_config(data: Any, file: str = "<config>", base_dir: Path | None = None
     config.realtime = p.boolean(settings.get("realtime", False), "conductor.realtime")
     config.twist_follows_pose = p.boolean(settings.get("twist_follows_pose", True),
                                           "conductor.twist_follows_pose")
+    config.parallel = p.boolean(settings.get("parallel", True), "conductor.parallel")
     config.models = p.models(data.get("models"))
     names = {m.name for m in config.models}
     config.responsibilities = p.responsibilities(data.get("responsibilities") or {}, names)
