@@ -33,6 +33,7 @@ from sim_fidelity.simulator import (
 )
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.errors import EntityExistsError, InvalidNameError
+from sim_fidelity.simulator.parallel import IslandParallelEngine
 
 NESTED = """
     <model name="probe">
@@ -79,8 +80,16 @@ def over_ros(world_file: Path, tmp: Path) -> Iterator[Simulator]:
         stop(proc)
 
 
+@contextlib.contextmanager
+def island_threads(world_file: Path, _tmp: Path) -> Iterator[Simulator]:
+    engine = IslandParallelEngine.from_file(world_file, threads=2)
+    engine.set_sim_state(SimState.PAUSED)
+    yield engine
+    engine.close()
+
+
 BACKENDS: dict[str, Callable[[Path, Path], contextlib.AbstractContextManager[Simulator]]] = {
-    "mujoco": in_process, "ros": over_ros}
+    "mujoco": in_process, "mujoco_islands": island_threads, "ros": over_ros}
 
 
 @pytest.fixture(scope="module")
