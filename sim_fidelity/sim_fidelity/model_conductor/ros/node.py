@@ -14,7 +14,9 @@ Loads the ensemble YAML at start (a bad config stops the node with file, key and
 
 While running it publishes each model's output on ``~/output/<model>`` (ModelOutput), every
 responsibility change on ``~/responsibility`` (ResponsibilityChange) and every event on
-``~/events`` (ModelEvent), and logs the same into the bag (:mod:`..log`).
+``~/events`` (ModelEvent), and logs the same into the bag (:mod:`..log`). ``~/running``
+(std_msgs/Bool, latched) says whether a run is under way: false again once a run ended, by itself
+or by ``~/stop``.
 Parameters: ``node_parameters.MODEL_CONDUCTOR``.
 """
 from __future__ import annotations
@@ -105,8 +107,11 @@ def discard(conductor: Conductor) -> None:
 class Run:
     """One run of the ensemble: the conductor, its data source and log, on a thread."""
 
-    def __init__(self, conductor: Conductor, source, duration: float | None, log, publications):
+    def __init__(self, conductor: Conductor, source, duration: float | None, log, publications,
+                 on_end):
+        """``on_end(run)`` is called on the run's thread once it ended and the log is closed."""
         self.conductor, self.source, self.log = conductor, source, log
+        self._on_end = on_end
         self.publications = publications
         self.report: RunReport | None = None
         self.error: BaseException | None = None
@@ -125,6 +130,7 @@ class Run:
             self.ended = f"failed: {e}"
         finally:
             self.log.close()
+            self._on_end(self)
 
     def stop(self) -> None:
         """Ask the run to end and wait for it (the models stopped, the log closed)."""
@@ -145,7 +151,9 @@ class ConductorNode:
 
     def __init__(self, node, config: EnsembleConfig, p: dict):
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+        from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import JointState
+        from std_msgs.msg import Bool
 
         from sim_fidelity_interfaces.msg import ActionAnnotation
         from sim_fidelity_interfaces.srv import ActivateTrigger, StartEnsemble, StopEnsemble
@@ -155,6 +163,9 @@ class ConductorNode:
         self.lock = threading.Lock()  # one start/stop at a time
         self.run: Run | None = None
         self.started_wall = 0.0
+        self._running = node.create_publisher(
+            Bool, "~/running", QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self._running.publish(Bool(data=False))
         services = MutuallyExclusiveCallbackGroup()
         node.create_service(StartEnsemble, "~/start", self._start, callback_group=services)
         node.create_service(StopEnsemble, "~/stop", self._stop, callback_group=services)
@@ -187,6 +198,8 @@ class ConductorNode:
 
     def start_run(self, req) -> Run:
         """Build and initialise the ensemble for ``req`` and start its thread."""
+        from std_msgs.msg import Bool
+
         from ..data_sources import LiveSource, RecordedSource
         from ..log import BagLog
 
@@ -227,10 +240,17 @@ class ConductorNode:
         for change in conductor.responsibilities.log:  # the initial allocation
             log.on_transfer(change)
             publications.on_transfer(change)
-        run = Run(conductor, source, duration, log, publications)
+        run = Run(conductor, source, duration, log, publications, self._run_ended)
         self.started_wall = time.monotonic()
+        self._running.publish(Bool(data=True))
         run.thread.start()
         return run
+
+    def _run_ended(self, run: Run) -> None:
+        from std_msgs.msg import Bool
+        if run.error is not None:
+            self.log.error(f"the run {run.ended}")
+        self._running.publish(Bool(data=False))
 
     def _stop(self, req, res):
         with self.lock:

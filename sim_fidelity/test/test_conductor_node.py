@@ -1,0 +1,162 @@
+"""The ``model_conductor`` node in one process driving ``sim_server`` in another, with a model in a
+``model_node`` of its own: start with an initial scene, transfers by service triggers and by
+recorded action annotations, stop, topics, and the log bag read back. Real processes, real DDS,
+real MuJoCo, real bags."""
+from __future__ import annotations
+
+import signal
+import textwrap
+
+import numpy as np
+import pytest
+from conductor_ros import start_conductor, start_model_node
+from ros_processes import Probe, next_domain, start_node, stop, wait_for
+from sdf_snippets import GROUND, box_model, world
+
+from sim_fidelity.model_conductor.data_sources import action, joint_state, write_recording
+from sim_fidelity.model_conductor.log import read_log
+from sim_fidelity.simulator.ros.convert import pose_msg
+
+TIMEOUT = 30.0
+G = 9.81
+ENSEMBLE = """
+    conductor: {step: 0.01}
+    models:
+      world: {type: ros_simulator, main: true, parameters: {entities: "^(ball|crate)$"}}
+      hand: {type: remote, parameters: {entities: [ball], velocity: [0.5, 0.0, 0.0]}}
+    triggers:
+      grasp: {on: {service: grasp}, do: [{transfer: {entity: ball, attribute: pose, to: hand}}]}
+      drop: {on: {service: drop}, do: [{transfer: {entity: ball, attribute: pose, to: world}}]}
+      never: {on: {service: never}, when: ["1 > 2"], do: [{transfer: {entity: ball, to: hand}}]}
+      pick:
+        on: {action: move_hand}
+        let: {obj: "args.object"}
+        do: [{transfer: {entity: $obj, attribute: pose, to: hand}}]
+      put: {on: {action: release}, do: [{transfer: {entity: ball, attribute: pose, to: world}}]}
+"""
+
+
+@pytest.fixture(scope="module")
+def ensemble(tmp_path_factory):
+    """sim_server (paused, a ball and a crate over the ground), the hand's model_node and the
+    conductor node, in one DDS domain; yields (probe, folder)."""
+    folder = tmp_path_factory.mktemp("conductor_node")
+    (folder / "world.sdf").write_text(world("drop", GROUND, box_model("ball", 0, 0, 3, 0.1),
+                                            box_model("crate", 2, 0, 0.2, 0.4)))
+    (folder / "ensemble.yaml").write_text(textwrap.dedent(ENSEMBLE))
+    domain = next_domain()
+    procs = {"sim_server": start_node("sim_fidelity.simulator.ros.server",
+                                      {"world": folder / "world.sdf", "paused": True}, domain,
+                                      folder / "sim_server.log"),
+             "hand": start_model_node("hand", "carrier", domain, folder / "hand.log"),
+             "conductor": start_conductor(folder / "ensemble.yaml", domain,
+                                          folder / "conductor.log", timeout=TIMEOUT)}
+    probe = Probe(domain)
+    try:
+        yield probe, folder
+    finally:
+        probe.close()
+        codes = {name: stop(proc, signal.SIGINT) for name, proc in procs.items()}
+        assert codes == dict.fromkeys(procs, 0), {
+            name: (folder / f"{name}.log").read_text() for name in procs}
+
+
+def ball_pose(probe) -> np.ndarray:
+    from simulation_interfaces.srv import GetEntityState
+    res = probe.call(GetEntityState, "/get_entity_state", GetEntityState.Request(entity="ball"))
+    p = res.state.pose.position
+    return np.array([p.x, p.y, p.z])
+
+
+def trigger(probe, name: str):
+    from sim_fidelity_interfaces.srv import ActivateTrigger
+    return probe.call(ActivateTrigger, "/model_conductor/trigger",
+                      ActivateTrigger.Request(trigger=name), TIMEOUT)
+
+
+def test_the_conductor_node_drives_sim_server_and_hands_the_ball_over(ensemble):
+    """The scene's ball starts where the start request puts it and falls in sim_server; while the
+    hand (a model_node) holds its pose sim_server moves it kinematically along the hand's line at
+    constant height; dropped, it falls again. Every transfer is published and logged."""
+    from sim_fidelity_interfaces.msg import ModelOutput, ResponsibilityChange
+    from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
+
+    probe, folder = ensemble
+    changes = probe.capture(ResponsibilityChange, "/model_conductor/responsibility")
+    outputs = probe.capture(ModelOutput, "/model_conductor/output/hand")
+    req = StartEnsemble.Request(objects=["ball"], poses=[pose_msg([0, 0, 5.0, 0, 0, 0, 1])],
+                                source=StartEnsemble.Request.SOURCE_NONE,
+                                log=str(folder / "handover_log"))
+    res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+    assert res.success, res.message
+    assert list(res.models) == ["world", "hand"] and len(set(res.model_ids)) == 2
+    again = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+    assert not again.success and "a run is under way" in again.message
+
+    assert wait_for(lambda: ball_pose(probe)[2] < 4.5, TIMEOUT)  # falling from z = 5
+    grasp = trigger(probe, "grasp")
+    assert grasp.success and grasp.fired, grasp.message
+    held = ball_pose(probe)
+    assert wait_for(lambda: ball_pose(probe)[0] > held[0] + 0.1, TIMEOUT)
+    carried = ball_pose(probe)
+    assert carried[2] == pytest.approx(held[2], abs=1e-9)  # kinematic: no fall while held
+    assert carried[1] == pytest.approx(0.0, abs=1e-9)
+    never = trigger(probe, "never")
+    assert never.success and not never.fired and "1 > 2" in never.message
+    unknown = trigger(probe, "fly")
+    assert not unknown.success and "service triggers: drop, grasp, never" in unknown.message
+    drop = trigger(probe, "drop")
+    assert drop.success and drop.fired, drop.message
+    assert wait_for(lambda: ball_pose(probe)[2] < carried[2] - 0.2, TIMEOUT)  # falls again
+
+    stopped = probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(), TIMEOUT)
+    assert stopped.success and "stop called" in stopped.message, stopped.message
+    assert stopped.steps > 0 and stopped.sim_time == pytest.approx(0.01 * stopped.steps)
+    log = read_log(stopped.log)
+    moves = [(t.entity, t.attribute, t.from_model, t.to_model, t.cause)
+             for t in log.transfers if t.cause != "config"]
+    assert moves == [("ball", "pose", "world", "hand", "grasp"),
+                     ("ball", "twist", "world", "hand", "grasp"),
+                     ("ball", "pose", "hand", "world", "drop"),
+                     ("ball", "twist", "hand", "world", "drop")]
+    assert stopped.transfers == len(log.transfers)
+    assert {t.to_model for t in log.transfers if t.cause == "config"} == {"world"}
+    grasped_at = next(t.time for t in log.transfers if t.cause == "grasp")
+    carried_log = [(t, poses["ball"]) for t, poses, _ in log.outputs["hand"] if "ball" in poses]
+    assert carried_log and carried_log[0][0] >= grasped_at
+    wait_for(lambda: len(changes) >= len(log.transfers), 5.0)
+    assert [(c.entity, c.attribute, c.cause) for c in changes if c.cause != "config"] == [
+        m[:2] + (m[4],) for m in moves]
+    assert any(list(m.entities) == ["ball"] for m in outputs)
+
+
+def test_a_recorded_bag_drives_the_run_to_its_end(ensemble):
+    """Played back from a bag, the action annotations move the ball to the hand and back at their
+    recorded times, and the run ends by itself when the recording does."""
+    from std_msgs.msg import Bool
+
+    from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
+
+    probe, folder = ensemble
+    running = probe.capture(Bool, "/model_conductor/running")  # the latest value arrives
+    assert wait_for(lambda: probe.node.count_publishers("/model_conductor/running") > 0, TIMEOUT)
+    times = np.round(np.arange(0, 0.3 + 1e-9, 0.01), 6)
+    bag = write_recording(folder / "recording", [
+        *(joint_state(t, ["wrist"], [t]) for t in times),
+        action(0.1, "move_hand", {"object": "ball"}), action(0.2, "release")])
+    req = StartEnsemble.Request(types=["box"], source=StartEnsemble.Request.SOURCE_BAG,
+                                bag=str(bag))
+    bad = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+    assert not bad.success and "1 types for 0 objects" in bad.message
+    req.types = []
+    req.log = str(folder / "playback_log")
+    res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+    assert res.success, res.message
+    assert wait_for(lambda: running and not running[-1].data, TIMEOUT)  # ended by itself
+    stopped = probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(), TIMEOUT)
+    assert stopped.success and "data or the duration ended" in stopped.message, stopped.message
+    assert stopped.sim_time == pytest.approx(0.3, abs=0.011)
+    moves = [(round(t.time, 3), t.attribute, t.to_model, t.cause)
+             for t in read_log(stopped.log).transfers if t.cause != "config"]
+    assert moves == [(0.1, "pose", "hand", "pick"), (0.1, "twist", "hand", "pick"),
+                     (0.2, "pose", "world", "put"), (0.2, "twist", "world", "put")]
