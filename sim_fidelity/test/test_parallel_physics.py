@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sim_fidelity.cli import main as simfid
-from sim_fidelity.physics_bench import stats
+from sim_fidelity.physics_bench import appendix, stats
 from sim_fidelity.physics_bench.timing import make_engine, time_steps
 from sim_fidelity.simulator import EntityKind, InvalidOperationError, Lever
 from sim_fidelity.simulator.engine import MujocoEngine
@@ -283,3 +283,23 @@ def test_bench_physics_command_json_and_plots(tmp_path, capsys):
                                                          "joint_tree_1x4_step_time.png"]
     assert simfid(["bench", "physics", "--world", "no_such_world"]) == 2
     assert "no world 'no_such_world'" in capsys.readouterr().err
+
+
+# --- the Appendix's checks -----------------------------------------------------------------------
+def test_box_inside_the_ground_recovers_without_gaining_energy():
+    default, overdamped, underdamped = appendix.penetration(0.01, duration=0.5)
+    rest = appendix.EDGE / 2
+    assert default.energy()[1:].max() <= 0.0  # never above resting on the ground
+    assert abs(default.z[-1] - rest) < 1e-3 and abs(default.vz[-1]) < 1e-3
+    assert underdamped.energy()[1:].max() > 1.0  # an ERP-like correction launches it
+    deep_default, deep_over, _ = appendix.penetration(1.0, duration=2.0)
+    assert deep_over.energy()[1:].max() <= 0.0 and abs(deep_over.z[-1] - rest) < 5e-3
+    # MuJoCo's default contact, unlike the report's split correction, launches a box from 1 m
+    assert deep_default.energy()[1:].max() > 10.0
+
+
+def test_impact_is_inelastic():
+    default, overdamped, _ = appendix.impact(height=0.5, duration=1.0)
+    assert default.vz.min() < -3.0  # it did hit the ground at speed
+    assert default.rebound() < 1e-3 and overdamped.rebound() < 1e-3
+    assert abs(default.z[-1] - appendix.EDGE / 2) < 1e-3

@@ -19,6 +19,7 @@ import mujoco
 
 from ..data import data_dir
 from ..physics_bench.alternatives import rollout_throughput
+from ..physics_bench.appendix import write_figures
 from ..physics_bench.plots import speedup_curves, step_time_boxes
 from ..physics_bench.stats import TimingError, summarise
 from ..physics_bench.timing import MODES, run_trials
@@ -28,7 +29,7 @@ from ..simulator.sdf import load_world
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``physics`` to the sub-commands of ``simfid bench``."""
     p = subparsers.add_parser("physics", help="physics step time against threads (paper 002)")
-    p.add_argument("--world", required=True,
+    p.add_argument("--world", default=None,
                    help="world name in the package's worlds/ (e.g. dual_pr2) or an SDF file")
     p.add_argument("--threads", default=None,
                    help="comma-separated thread counts, 0 = serial control (default: 0 and the "
@@ -44,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also measure mujoco.rollout throughput of this many copies of the world")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
     p.add_argument("--plots", type=Path, default=None, help="folder for the PNG figures")
+    p.add_argument("--appendix", action="store_true",
+                   help="run the Appendix's checks instead (a box starting 1 cm and 1 m inside "
+                        "the ground, an impact) and plot them into --plots")
     p.set_defaults(func=run)
 
 
@@ -75,7 +79,30 @@ def thread_counts(text: str | None, world: Path) -> list[int]:
     return counts if counts[0] == 0 else [0, *counts]
 
 
+def run_appendix(args: argparse.Namespace) -> int:
+    """The Appendix's checks: energy gained and heights reached, per contact setting."""
+    if args.plots is None:
+        raise TimingError("--appendix writes figures: give --plots DIR")
+    checks = write_figures(args.plots)
+    rows = [{"check": name, "contact": r.label, "max_energy_gain_J_per_kg": float(
+                r.energy()[1:].max() - max(r.energy()[0], 0.0)),
+             "rebound_m": r.rebound(), "final_height_m": float(r.z[-1])}
+            for name, runs in checks.items() for r in runs]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for r in rows:
+        print(f"{r['check']:16} {r['contact']:44} energy gain {r['max_energy_gain_J_per_kg']:10.4f}"
+              f" J/kg, rebound {r['rebound_m']:9.4f} m, final z {r['final_height_m']:7.4f} m")
+    print(f"wrote {args.plots}/appendix_*.png")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.appendix:
+        return run_appendix(args)
+    if args.world is None:
+        raise TimingError("give --world NAME (or --appendix)")
     world = world_path(args.world)
     threads = thread_counts(args.threads, world)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
