@@ -1,16 +1,21 @@
 """Registration, parameter resolution and the three stepping modes of the conductor."""
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from sdf_snippets import GROUND, box_model, world
 
 from sim_fidelity.model_conductor.conductor import Conductor, SceneObject
+from sim_fidelity.model_conductor.data_sources import LiveSource, joint_state
 from sim_fidelity.model_conductor.demo_models import Carrier, Integrator
 from sim_fidelity.model_conductor.errors import ConductorError, ModelError
 from sim_fidelity.model_conductor.model import (
     POSE,
     Model,
+    Observer,
     Requirement,
     RequirementKind,
     Stepping,
@@ -167,3 +172,39 @@ def test_engines_stepped_concurrently_match_engines_stepped_alone():
         names = [f"{name}_box", f"{name}_top"]
         got = conductor.model(name).sim.get_states(names)[0]
         np.testing.assert_array_equal(got, alone.get_states(names)[0])
+
+
+def test_an_observer_may_not_represent_physical_attributes():
+    class Judge(Observer):
+        def represents(self):
+            return {"box": frozenset({POSE}), "cup": frozenset({"verdict"})}
+
+        def step(self, dt):
+            pass
+
+    conductor = Conductor()
+    conductor.register(box_world(), main=True)
+    conductor.register(Judge("judge"))
+    with pytest.raises(ModelError, match="'judge': an observer holds no physical attribute; "
+                                         "it represents pose of box"):
+        conductor.initialise()
+
+
+def test_a_live_source_feeds_the_run_until_closed():
+    live = LiveSource()
+    conductor = Conductor(step=0.01, realtime=True)
+    main = Integrator("main")
+    conductor.register(main, main=True)
+
+    def robot():
+        for k in range(3):
+            live.push(joint_state(0.01 * k, ["j"], [k]))
+            time.sleep(0.02)
+        live.close()
+
+    feeder = threading.Thread(target=robot)
+    feeder.start()
+    report = conductor.run(duration=5.0, source=live)  # ends when the source closes
+    feeder.join()
+    assert report.messages == 3 and report.time < 5.0
+    assert main.stamps[-1] == pytest.approx(0.02)

@@ -155,7 +155,21 @@ triggers:
       - set: {ready: "ready + 1"}
 """)
     conductor, _ = build_conductor(path)
+    events = []
+
+    class Recorder:
+        def on_output(self, *args):
+            pass
+
+        def on_transfer(self, change):
+            pass
+
+        def on_event(self, time, model, event, data):
+            events.append((model, event))
+
+    conductor.add_listener(Recorder())
     conductor.run(duration=0.6)  # the ball falls from 1 m onto the ground beside the cube
+    assert events == [("monitor", "near"), ("hand", "get_ready")]  # emitted, then notified
     fired = [a.trigger for a in conductor.handler.history if a.fired]
     assert fired.count("landed") == 1 and fired.count("told") == 1
     assert conductor.variables["seen"] == "cube" and conductor.variables["ready"] == 1

@@ -35,7 +35,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from .errors import ConductorError, ModelError, ResponsibilityError
-from .model import POSE, Model, Requirement, RequirementKind, Stepping
+from .model import (
+    PHYSICAL_ATTRIBUTES,
+    POSE,
+    Model,
+    ModelKind,
+    Requirement,
+    RequirementKind,
+    Stepping,
+)
 from .responsibility import Pair, Responsibilities, Transfer
 
 EPS = 1e-9
@@ -278,7 +286,14 @@ class Conductor:
                 except Exception as e:
                     raise ModelError(member.name, f"initialise failed: "
                                      f"{type(e).__name__}: {e}") from e
-                self.responsibilities.declare(member.name, member.model.represents())
+                represents = member.model.represents()
+                if member.model.kind == ModelKind.OBSERVER:
+                    physical = sorted(f"{a} of {e}" for e, attrs in represents.items()
+                                      for a in attrs if a in PHYSICAL_ATTRIBUTES)
+                    if physical:
+                        raise ModelError(member.name, "an observer holds no physical attribute; "
+                                         f"it represents {', '.join(physical)}")
+                self.responsibilities.declare(member.name, represents)
             if len(left) == len(pending):
                 self._unresolved(left)
             pending = left
