@@ -120,7 +120,8 @@ BUILD_CASES = [
     (lambda d: d["signalers"]["packets"].update(half_extents={"box_0_.*": [.1, .1, .1]}),
      "signalers.packets.half_extents", "no entry matches tree(s) box_1_0_0"),
     (lambda d: d["trees"]["boxes"]["objects"].append({"type": "shape", "pattern": "robot"}),
-     "trees.boxes.objects[1].pattern", "mixes patterns"),
+     "trees.boxes.objects[1].pattern", "mixes patterns with and without capture groups; every "
+                                       "pattern of a group needs one to assign trees"),
 ]
 
 
