@@ -4,6 +4,8 @@
 #   make test       bootstrap, then pytest on sim_fidelity/test (inside a loopback-only network namespace)
 #   make bootstrap  create/refresh .venv (no-op when nothing changed)
 #   make interfaces rebuild the interface packages (sim_fidelity_interfaces/, fallback_interfaces/*)
+#   make mutation   mutation testing of the core rule modules (tools/mutation.py, mutmut; slow, not
+#                   part of make test); MUTATION_TARGETS picks targets of tools/mutation.toml
 #   make clean      remove build output and caches (keeps .venv); make distclean also removes .venv
 # Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1,
 # SIMFID_VENV (the venv to make and use; default .venv).
@@ -14,6 +16,7 @@ PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
 DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 15 --repeats 1
 NO_UNSHARE ?=
+MUTATION_TARGETS ?=
 
 # Network rule: DDS discovery stays on this machine, for every recipe.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
@@ -21,7 +24,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 HOME ?= /tmp
 export HOME
 
-.PHONY: all bootstrap interfaces test demo clean distclean
+.PHONY: all bootstrap interfaces test demo mutation clean distclean
 
 all: test
 
@@ -49,6 +52,9 @@ test: bootstrap
 	cd sim_fidelity && "$${run[@]}" "$(PYTHON)" -m pytest test $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "[test] pytest collected no tests"; rc=0; fi; \
 	exit $$rc
+
+mutation: bootstrap
+	"$(PYTHON)" tools/mutation.py $(MUTATION_TARGETS)
 
 demo: bootstrap
 	"$(VENV)/bin/simfid" $(DEMO_ARGS)
