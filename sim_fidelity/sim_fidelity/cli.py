@@ -19,7 +19,7 @@ COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct")
 # simfid <group> <member> ...: each member is the module commands.<group>_<member>.
 GROUPS = {
     "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics",
-                                                          "stepping")),
+                                                          "stepping", "conductor")),
     "example": ("worked examples of the papers", ("oned",)),
 }
 

@@ -1,0 +1,53 @@
+"""``simfid bench conductor``: paper 003's Table 1 (:mod:`sim_fidelity.model_conductor.table1`)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--particles takes comma-separated integers; got "
+                                         f"{text!r}") from None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``conductor`` to the sub-commands of ``simfid bench``."""
+    p = subparsers.add_parser("conductor", help="model conductor: splitting a simulation "
+                              "(paper 003, Table 1)")
+    p.add_argument("--particles", type=_counts, default=(50, 100),
+                   help="particle counts of the split setups (default 50,100)")
+    p.add_argument("--duration", type=float, default=None,
+                   help="sim seconds per setup (default: the whole recording)")
+    p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every setup; print the table (or JSON)."""
+    from ..model_conductor.table1 import run as run_table
+
+    result = run_table(args.particles, args.duration, progress=not args.no_progress)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"Table 1 (paper 003): {result['duration']:g} s of the recording per setup, "
+          f"physics step {result['step'] * 1000:g} ms, MuJoCo {result['solver']} solver")
+    print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'spilled':>9}")
+    for r in result["setups"]:
+        ratio = f"{r['ratio_to_setup_2']:.2f}x" if "ratio_to_setup_2" in r else ""
+        spilled = (f"{r['outcome']['spilled']}/{r['particles']}" if r["outcome"] else "")
+        print(f"{r['setup']:<6}{r['label']:<50}{r['real_time_factor']:>8.3f}{ratio:>8}"
+              f"{spilled:>9}")
+    check = result["outcome_check"]
+    if check:
+        verdict = "agree" if check["agree"] else "DIFFER"
+        shift, limit = check["centroid_shift"] * 1000, check["centroid_tolerance"] * 1000
+        print(f"outcome, setups {check['setups'][0]} and {check['setups'][1]}: spilled "
+              f"{check['spilled'][0]} vs {check['spilled'][1]} (tolerance "
+              f"{check['spill_tolerance']:g}), centroid in the cup {shift:.1f} mm apart "
+              f"(tolerance {limit:g} mm): {verdict}")
+    return 0
