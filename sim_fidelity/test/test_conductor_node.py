@@ -160,3 +160,48 @@ def test_a_recorded_bag_drives_the_run_to_its_end(ensemble):
              for t in read_log(stopped.log).transfers if t.cause != "config"]
     assert moves == [(0.1, "pose", "hand", "pick"), (0.1, "twist", "hand", "pick"),
                      (0.2, "pose", "world", "put"), (0.2, "twist", "world", "put")]
+
+
+def test_live_action_annotations_hand_the_ball_over(ensemble):
+    """Live data: action annotations published on /action_sequence while the ensemble runs in real
+    time activate the action triggers; stop ends the run."""
+    from sim_fidelity_interfaces.msg import ActionAnnotation, ResponsibilityChange
+    from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
+
+    probe, folder = ensemble
+    changes = probe.capture(ResponsibilityChange, "/model_conductor/responsibility")
+    actions = probe.publisher(ActionAnnotation, "/action_sequence")
+    req = StartEnsemble.Request(source=StartEnsemble.Request.SOURCE_LIVE,
+                                log=str(folder / "live_log"))
+    res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+    assert res.success, res.message
+    assert wait_for(lambda: probe.node.count_subscribers("/action_sequence") > 0, TIMEOUT)
+    assert wait_for(lambda: actions.get_subscription_count() > 0, TIMEOUT)
+
+    def moved(cause: str) -> bool:
+        return any(c.cause == cause for c in changes)
+
+    actions.publish(ActionAnnotation(operation="move_hand", arg_names=["object"],
+                                     arg_values=["ball"]))
+    assert wait_for(lambda: moved("pick"), TIMEOUT)
+    actions.publish(ActionAnnotation(operation="release"))
+    assert wait_for(lambda: moved("put"), TIMEOUT)
+    stopped = probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(), TIMEOUT)
+    assert stopped.success and "stop called" in stopped.message, stopped.message
+    moves = [(t.attribute, t.to_model, t.cause) for t in read_log(stopped.log).transfers
+             if t.cause != "config"]
+    assert moves == [("pose", "hand", "pick"), ("twist", "hand", "pick"),
+                     ("pose", "world", "put"), ("twist", "world", "put")]
+
+
+def test_a_bad_ensemble_config_stops_the_node_with_file_key_and_reason(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("models:\n  world: {type: ros_simulator, main: true}\n"
+                      "triggers:\n"
+                      "  t: {on: {service: s}, do: [{transfer: {entity: b, to: arm}}]}\n")
+    log = tmp_path / "conductor.log"
+    proc = start_conductor(config, next_domain(), log)
+    assert proc.wait(30) == 2
+    text = log.read_text()
+    assert f"{config}: triggers.t.do[0].transfer.to:" in text and "arm" in text, text
+    assert "Traceback" not in text
