@@ -246,6 +246,132 @@ OWN = {
         float64 activation
         float64[] state_before
         float64[] state_after""",
+    # model conductor (paper 003): log messages, the model interface, the conductor's services
+    ("sim_fidelity_interfaces", "msg", "ActionAnnotation"): """
+        builtin_interfaces/Time stamp
+        string operation
+        string[] arg_names
+        string[] arg_values""",
+    ("sim_fidelity_interfaces", "msg", "AttributeValues"): """
+        string[] entities
+        string[] attributes
+        string values_json""",
+    ("sim_fidelity_interfaces", "msg", "ModelOutput"): """
+        builtin_interfaces/Time stamp
+        string model
+        uint32 model_id
+        string[] entities
+        geometry_msgs/Pose[] poses
+        geometry_msgs/Twist[] twists
+        string values_json""",
+    ("sim_fidelity_interfaces", "msg", "ModelEvent"): """
+        builtin_interfaces/Time stamp
+        string model
+        string event
+        string data_json""",
+    ("sim_fidelity_interfaces", "msg", "ResponsibilityChange"): """
+        builtin_interfaces/Time stamp
+        string entity
+        string attribute
+        string from_model
+        string to_model
+        string cause""",
+    ("sim_fidelity_interfaces", "srv", "RegisterModel"): """
+        uint32 model_id
+        string name
+        string stepping
+        float64 period
+        ---
+        bool success
+        string message
+        string kind
+        string[] entities
+        string[] attributes""",
+    ("sim_fidelity_interfaces", "srv", "GetModelParameters"): """
+        ---
+        bool success
+        string message
+        string[] names
+        string[] kinds
+        string[] of
+        bool[] optional""",
+    ("sim_fidelity_interfaces", "srv", "InitialiseModel"): """
+        string parameters_json
+        ---
+        bool success
+        string message""",
+    ("sim_fidelity_interfaces", "srv", "ModelLifecycle"): """
+        uint8 START=1
+        uint8 STOP=2
+        uint8 command
+        ---
+        bool success
+        string message""",
+    ("sim_fidelity_interfaces", "srv", "StepModel"): """
+        float64 dt
+        builtin_interfaces/Time stamp
+        AttributeValues follow
+        string reads_json
+        string inputs_json
+        ---
+        bool success
+        string message
+        AttributeValues values
+        ModelOutput output
+        ModelEvent[] events""",
+    ("sim_fidelity_interfaces", "srv", "GetModelState"): """
+        ---
+        bool success
+        string message
+        AttributeValues values
+        ModelOutput output""",
+    ("sim_fidelity_interfaces", "srv", "SetResponsibility"): """
+        uint8 TAKE=1
+        uint8 RELEASE=2
+        uint8 action
+        string entity
+        string attribute
+        string value_json
+        ---
+        bool success
+        string message""",
+    ("sim_fidelity_interfaces", "srv", "NotifyModel"): """
+        ModelEvent event
+        ---
+        bool success
+        string message""",
+    ("sim_fidelity_interfaces", "srv", "StartEnsemble"): """
+        uint8 SOURCE_NONE=0
+        uint8 SOURCE_LIVE=1
+        uint8 SOURCE_BAG=2
+        string[] objects
+        string[] types
+        geometry_msgs/Pose[] poses
+        uint8 source
+        string bag
+        float64 duration
+        string log
+        ---
+        bool success
+        string message
+        string[] models
+        uint32[] model_ids""",
+    ("sim_fidelity_interfaces", "srv", "StopEnsemble"): """
+        ---
+        bool success
+        string message
+        float64 sim_time
+        uint64 steps
+        uint32 transfers
+        string log""",
+    ("sim_fidelity_interfaces", "srv", "ActivateTrigger"): """
+        string trigger
+        string[] arg_names
+        string[] arg_values
+        ---
+        bool success
+        string message
+        bool fired""",
 }
 
 
@@ -329,3 +455,19 @@ def test_roundtrip_own_types():
                         state_before=[0.0, 1.0, 2.0], state_after=[0.1, 1.1, 2.1])
     back = roundtrip(fired)
     assert list(back.state_after) == pytest.approx([0.1, 1.1, 2.1])
+
+
+def test_roundtrip_model_step():
+    """A model step's answer nests the conductor's messages (values, output, events)."""
+    from geometry_msgs.msg import Pose
+
+    from sim_fidelity_interfaces.msg import AttributeValues, ModelEvent, ModelOutput
+    from sim_fidelity_interfaces.srv import StepModel
+
+    res = StepModel.Response(
+        success=True, values=AttributeValues(entities=["cup"], attributes=["temperature"],
+                                             values_json="[71.5]"),
+        output=ModelOutput(model="cup", model_id=3, entities=["cup"], poses=[Pose()]),
+        events=[ModelEvent(model="cup", event="cooled", data_json="{}")])
+    back = roundtrip(res)
+    assert back.output.model_id == 3 and back.events[0].event == "cooled"
