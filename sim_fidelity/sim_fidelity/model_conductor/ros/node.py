@@ -236,10 +236,8 @@ class ConductorNode:
             discard(conductor)
             raise
         publications = Publications(self.node, list(conductor.models))
-        conductor.listeners += [log, publications]
-        for change in conductor.responsibilities.log:  # the initial allocation
-            log.on_transfer(change)
-            publications.on_transfer(change)
+        conductor.add_listener(log)  # each told the initial allocation first
+        conductor.add_listener(publications)
         run = Run(conductor, source, duration, log, publications, self._run_ended)
         self.started_wall = time.monotonic()
         self._running.publish(Bool(data=True))
