@@ -198,6 +198,8 @@ class Conductor:
         self._running = False
         self._stop = threading.Event()
         self._initialised = False
+        self._plan: list[tuple[Pair, Member, list[Member]]] = []
+        self._readers: list[Member] = []
 
     # ------------------------------------------------------------------ registration
     def register(self, model: Model, *, main: bool = False,
@@ -372,9 +374,15 @@ class Conductor:
             self.member(follower).model.release(entity, attribute)
 
     def _update_held(self) -> None:
+        """What each member holds, and the follow plan: (pair, holder, followers) for every pair
+        some model follows (rebuilt on every change of holder)."""
         table = self.responsibilities.holders()
         for member in self._members.values():
             member.held = tuple(p for p, m in table.items() if m == member.name)
+        self._plan = [(pair, self._members[holder],
+                       [self._members[f] for f in self.responsibilities.followers(*pair)])
+                      for pair, holder in table.items()]
+        self._plan = [step for step in self._plan if step[2]]
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
@@ -384,6 +392,8 @@ class Conductor:
         if self._running:
             return
         self._stop.clear()
+        self._readers = [m for m in self._members.values()  # models that use read()
+                         if type(m.model).read is not Model.read]
         for member in self._members.values():
             member.model.start()
             if member.threaded:
@@ -519,18 +529,19 @@ class Conductor:
 
     def _propagate(self) -> None:
         """Each holder's value to the followers of the pair."""
-        for pair, holder in self.responsibilities.holders().items():
-            followers = self.responsibilities.followers(*pair)
-            if not followers:
-                continue
-            member = self._members[holder]
+        for pair, member, followers in self._plan:
             if member.threaded and self._running and pair not in member.values:
                 continue
             value = self._value(member, pair)
-            for name in followers:
-                self._call(self._members[name], "follow", pair[0], pair[1], value)
+            for follower in followers:
+                self._call(follower, "follow", pair[0], pair[1], value)
 
     def _exchange_outputs(self) -> None:
+        """Outputs to the models that read them, the listeners and the topic triggers; nothing is
+        computed when none of them wants outputs."""
+        to_handler = self.handler is not None and getattr(self.handler, "wants_outputs", True)
+        if not (self.listeners or to_handler or self._readers):
+            return
         outputs = []
         for member in self._members.values():
             if member.threaded:
@@ -541,12 +552,12 @@ class Conductor:
             else:
                 outputs.append((member, member.time, member.model.output()))
         for member, when, output in outputs:
-            for other in self._members.values():
+            for other in self._readers:
                 if other is not member:
                     self._call(other, "read", member.name, output)
             self._tell(lambda listener, m=member, t=when, o=output:
                        listener.on_output(t, m.name, m.id, o))
-            if self.handler is not None:
+            if to_handler:
                 self._signals.put(Signal("output", member.name, output, self.time))
 
     def _handle_signals(self) -> None:

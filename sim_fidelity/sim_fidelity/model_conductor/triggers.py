@@ -96,6 +96,11 @@ class TriggerProcess:
         self.history: list[Activity] = []
         self._edge: dict[str, bool] = {}
 
+    @property
+    def wants_outputs(self) -> bool:
+        """Only topic triggers need every output as a signal."""
+        return any(t.on.kind == "topic" for t in self.triggers)
+
     def handle(self, conductor: "Conductor", signal: "Signal") -> None:
         for trigger in self.triggers:
             names = self._matches(trigger, signal)
