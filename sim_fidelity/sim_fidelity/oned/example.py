@@ -58,12 +58,20 @@ class Outcome:
     def atr(self) -> dict[str, float]:
         return {p: float(t.mean()) for p, t in self.totals.items()}
 
+    @property
+    def reproduced(self) -> float:
+        """Share of the reality gap the kernels reproduce: (Design - Kernels) / (Design -
+        Deploy); 1 when the kernel-modified simulation scores as the deployment did."""
+        atr = self.atr
+        return (atr["Design"] - atr["Kernels"]) / (atr["Design"] - atr["Deploy"])
+
     def curves(self) -> dict[str, np.ndarray]:
         return {p: np.cumsum(t) / np.arange(1, len(t) + 1) for p, t in self.totals.items()}
 
     def to_dict(self) -> dict:
         return {"missions": self.missions, "seed": self.seed, "regions": self.regions,
-                "atr": self.atr, "kernels": self.summary.to_dict(),
+                "atr": self.atr, "gap_reproduced": self.reproduced,
+                "kernels": self.summary.to_dict(),
                 "kernel_corrections": self.kernel_hits,
                 "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
 
@@ -172,6 +180,8 @@ def report(o: Outcome) -> str:
     lines = [f"1-D example (paper 001, IV): {o.missions} missions, seed {o.seed}, difficult "
              f"regions {o.regions}", "", "phase      ATR"]
     lines += [f"{p:<9} {v:+7.2f}" for p, v in o.atr.items()]
+    lines += [f"gap reproduced by the kernels: {100 * o.reproduced:.0f} % "
+              "((Design - Kernels) / (Design - Deploy))"]
     lines += ["", f"kernels    {s.kernels} from {s.transitions_sim} sim / {s.transitions_phy} "
               f"deployment transitions ({s.divergences} divergent roll-outs of {s.rollouts}, "
               f"{s.dropped} dropped)",
