@@ -21,6 +21,7 @@ see the gathered world after every step.
 """
 from __future__ import annotations
 
+import copy
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -55,9 +56,12 @@ class Part:
     units: frozenset[int]
     model: mujoco.MjModel
     data: mujoco.MjData
-    maps: dict[str, np.ndarray]  # element kind -> ids in the whole model, "qpos"/"dof"/"act"
-    geom_unit: np.ndarray  # unit of each part geom, -1 for shared (static) ones
-    body_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    maps: dict[str, np.ndarray]  # element kind -> ids in the whole model, "qpos"/"dof"/"actz"
+    geom_unit: np.ndarray  # unit of each part geom, -1 for shared (static) or inert ones
+    body_unit: np.ndarray
+    own: dict[str, np.ndarray]  # "qpos", "dof", "actz": part indices whose state is the part's
+    inert: dict[str, np.ndarray] = field(default_factory=dict)  # masked part: "body", "geom",
+    # "dof" of other parts' units, held still and out of contact here
 
 
 class _Worker:
@@ -232,13 +236,13 @@ class IslandParallelEngine(MujocoEngine):
         self._ahead = False
         d = self._data
         for p in self._parts:
-            pd, mp = p.data, p.maps
-            d.qpos[mp["qpos"]] = pd.qpos
-            d.qvel[mp["dof"]] = pd.qvel
-            d.qacc_warmstart[mp["dof"]] = pd.qacc_warmstart
-            d.qacc[mp["dof"]] = pd.qacc
-            if pd.act.size:
-                d.act[mp["actz"]] = pd.act
+            pd, mp, q, v, a = p.data, p.maps, p.own["qpos"], p.own["dof"], p.own["actz"]
+            d.qpos[mp["qpos"][q]] = pd.qpos[q]
+            d.qvel[mp["dof"][v]] = pd.qvel[v]
+            d.qacc_warmstart[mp["dof"][v]] = pd.qacc_warmstart[v]
+            d.qacc[mp["dof"][v]] = pd.qacc[v]
+            if a.size:
+                d.act[mp["actz"][a]] = pd.act[a]
         d.time = self._parts[0].data.time
         if forward:
             mujoco.mj_forward(self._model, d)
@@ -277,6 +281,11 @@ class IslandParallelEngine(MujocoEngine):
             if pd.act.size:
                 pd.act[:] = d.act[mp["actz"]]
             pd.time = d.time
+            if p.inert:
+                pm.geom_contype[p.inert["geom"]] = 0
+                pm.geom_conaffinity[p.inert["geom"]] = 0
+                pm.body_gravcomp[p.inert["body"]] = 1.0
+                pd.qvel[p.inert["dof"]] = 0.0
         self._touched = False
 
     # ------------------------------------------------------------------ grouping
@@ -310,6 +319,8 @@ class IslandParallelEngine(MujocoEngine):
         self._body_unit = unit
         self._unit_cost = np.bincount(unit[unit >= 0], weights=m.body_dofnum[unit >= 0] + 1.0,
                                       minlength=len(tops))
+        bodies_per_unit = np.bincount(unit[unit >= 0], minlength=len(tops))
+        self._masked = bool(len(tops)) and m.nu == 0 and bool(np.all(bodies_per_unit == 1))
 
     def _unit_geometry(self, parts: list[Part] | None = None):
         """Slack and earliest contact time between units, and their centres, from the parts'
@@ -386,6 +397,10 @@ class IslandParallelEngine(MujocoEngine):
         self.repartitions += 1
 
     def _part(self, units: frozenset[int]) -> Part:
+        """A part stepping ``units``: in a world of single free bodies, a copy of the whole model
+        whose other units are inert (masked: no compile); otherwise a model of its own."""
+        if self._masked:
+            return self._masked_part(units)
         model = self._cache.get(units)
         if model is None:
             model = self._compile_part(units)
@@ -395,7 +410,30 @@ class IslandParallelEngine(MujocoEngine):
         data = mujoco.MjData(model)
         maps = self._maps(model)
         body_unit = self._body_unit[maps["body"]]
-        return Part(units, model, data, maps, body_unit[model.geom_bodyid], body_unit)
+        own = {k: np.arange(len(maps[k])) for k in ("qpos", "dof", "actz")}
+        return Part(units, model, data, maps, body_unit[model.geom_bodyid], body_unit, own)
+
+    def _masked_part(self, units: frozenset[int]) -> Part:
+        m = self._model
+        model = copy.copy(m)
+        maps = {"body": np.arange(m.nbody), "geom": np.arange(m.ngeom), "jnt": np.arange(m.njnt),
+                "dof": np.arange(m.nv), "qpos": np.arange(m.nq), "actuator": np.arange(m.nu),
+                "actz": np.arange(m.na)}
+        unit = self._body_unit
+        inert_body = (unit >= 0) & ~np.isin(unit, list(units))
+        body_unit = np.where(inert_body, -1, unit)
+        inert_dof = inert_body[m.dof_bodyid]
+        inert_qpos = np.zeros(m.nq, bool)
+        for j in np.flatnonzero(inert_body[m.jnt_bodyid]):
+            a = m.jnt_qposadr[j]
+            inert_qpos[a:a + QPOS_SIZE[int(m.jnt_type[j])]] = True
+        own = {"qpos": np.flatnonzero(~inert_qpos), "dof": np.flatnonzero(~inert_dof),
+               "actz": np.arange(m.na)}
+        inert = {"body": np.flatnonzero(inert_body),
+                 "geom": np.flatnonzero(inert_body[m.geom_bodyid]),
+                 "dof": np.flatnonzero(inert_dof)}
+        return Part(units, model, mujoco.MjData(model), maps, body_unit[m.geom_bodyid],
+                    body_unit, own, inert)
 
     def _compile_part(self, units: frozenset[int]) -> mujoco.MjModel:
         """The whole spec without the bodies (and what refers to them) of the other units."""
