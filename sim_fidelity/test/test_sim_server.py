@@ -48,7 +48,7 @@ def served(world_file, tmp_path_factory):
     sim = RosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
     try:
         sim.wait_for_server(30.0)
-        assert wait_for(lambda: sim.has_service("set_lever"), 10.0)
+        assert wait_for(lambda: sim.has_service("set_lever"), 60.0), "no set_lever service"
         yield sim, proc, log
     finally:
         sim.close()
@@ -144,9 +144,9 @@ def test_simulation_state_transitions(sim):
         "set_simulation_state", req)).ALREADY_IN_TARGET_STATE
     sim.set_sim_state(SimState.PLAYING)
     t0 = sim.time
-    assert wait_for(lambda: sim.time > t0 + 0.05, 10.0), "time does not advance while playing"
+    assert wait_for(lambda: sim.time > t0 + 0.05, 60.0), "time does not advance while playing"
     sim.set_sim_state(SimState.STOPPED)
-    assert wait_for(lambda: sim.time == 0.0, 5.0)
+    assert wait_for(lambda: sim.time == 0.0, 60.0), "STOPPED did not reset the time"
     assert sim.sim_state() == SimState.STOPPED
     req.state.state = SimulationState.STATE_LOADING_WORLD
     res = sim.call("set_simulation_state", req)
@@ -220,7 +220,7 @@ def test_node_with_use_sim_time_follows_clock(served):
         def follows() -> bool:
             ex.spin_once(timeout_sec=0.05)
             return node.get_clock().now().nanoseconds * 1e-9 == pytest.approx(target, abs=1e-6)
-        assert wait_for(follows, 10.0)
+        assert wait_for(follows, 60.0), "the node's clock never showed the server's sim time"
     finally:
         ex.shutdown()
         node.destroy_node()

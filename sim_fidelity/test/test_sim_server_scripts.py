@@ -179,7 +179,8 @@ def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
     suction = probe.capture(SuctionState, "/model/unloader/suction/state")
     unloaded = probe.capture(UInt32, "/model/unloader/unloaded")
     command = probe.publisher(Bool, "/model/unloader/suction/cmd")
-    assert wait_for(lambda: suction and unloaded and joints.states, 30.0)
+    assert wait_for(lambda: suction and unloaded and joints.states, 60.0), \
+        "no suction state, unloaded count or joint state"
     assert not suction[-1].on and list(suction[-1].held) == [] and unloaded[-1].data == 0
     assert joints.move(REACH)
     assert _keep_sending(command, Bool(data=True), lambda: suction[-1].on)
