@@ -170,6 +170,8 @@ def test_setups_and_bad_counts():
         table1.setups((70,))
     with pytest.raises(ConductorError, match="duration"):
         table1.run((50,), duration=100.0, progress=False)
+    with pytest.raises(ConductorError, match="repeats"):
+        table1.run((50,), repeats=0, progress=False)
 
 
 def test_split_ensemble_allocates_the_cup_to_the_main_model():

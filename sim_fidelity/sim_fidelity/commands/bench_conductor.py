@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="particle counts of the split setups (default 50,100)")
     p.add_argument("--duration", type=float, default=None,
                    help="sim seconds per setup (default: the whole recording)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="rounds of all setups in turn; each RTF is the median (default 1)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
@@ -30,18 +32,20 @@ def run(args: argparse.Namespace) -> int:
     """Run every setup; print the table (or JSON)."""
     from ..model_conductor.table1 import run as run_table
 
-    result = run_table(args.particles, args.duration, progress=not args.no_progress)
+    result = run_table(args.particles, args.duration, args.repeats,
+                       progress=not args.no_progress)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"Table 1 (paper 003): {result['duration']:g} s of the recording per setup, "
-          f"physics step {result['step'] * 1000:g} ms, MuJoCo {result['solver']} solver")
-    print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'spilled':>9}")
+          f"physics step {result['step'] * 1000:g} ms, MuJoCo {result['solver']} solver, "
+          f"median of {result['repeats']} round(s)")
+    print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'cpu/wall':>10}{'spilled':>9}")
     for r in result["setups"]:
         ratio = f"{r['ratio_to_setup_2']:.2f}x" if "ratio_to_setup_2" in r else ""
         spilled = (f"{r['outcome']['spilled']}/{r['particles']}" if r["outcome"] else "")
         print(f"{r['setup']:<6}{r['label']:<50}{r['real_time_factor']:>8.3f}{ratio:>8}"
-              f"{spilled:>9}")
+              f"{r['cpu_per_wall']:>10.2f}{spilled:>9}")
     check = result["outcome_check"]
     if check:
         verdict = "agree" if check["agree"] else "DIFFER"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,13 +126,17 @@ def outcome(sim: MujocoEngine, particles: int) -> dict[str, Any]:
 
 
 def run_setup(setup: Setup, bag: Path, duration: float) -> dict[str, Any]:
-    """Run one setup on the recording; its real-time factor, steps and outcome."""
+    """Run one setup on the recording; its real-time factor, the CPU seconds of the process per
+    wall second (above 1: models ran in parallel), steps and outcome."""
     conductor, holder = ensemble(setup)
-    report = conductor.run(duration=duration, source=RecordedSource(bag))
+    source = RecordedSource(bag)
+    cpu = time.process_time()
+    report = conductor.run(duration=duration, source=source)
+    cpu = time.process_time() - cpu
     return {"setup": setup.number, "label": setup.label, "split": setup.split,
             "particles": setup.particles, "step_factor": setup.step_factor,
             "time": report.time, "wall": report.wall,
-            "real_time_factor": report.real_time_factor,
+            "real_time_factor": report.real_time_factor, "cpu_per_wall": cpu / report.wall,
             "models": {m.name: {"steps": m.steps, "time": m.time} for m in report.models},
             "outcome": outcome(holder, setup.particles)}
 
@@ -150,29 +155,42 @@ def compare(single: dict[str, Any], split: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None = None,
-        progress: bool = True) -> dict[str, Any]:
-    """Every setup side by side in one run; ratios of the split setups to setup 2 and the
-    outcome check."""
+        repeats: int = 1, progress: bool = True) -> dict[str, Any]:
+    """Every setup side by side in one run, ``repeats`` rounds of all setups in turn (each
+    setup's real-time factor is the median over the rounds, so a busy spell of the machine does
+    not fall on one setup only); ratios of the split setups to setup 2 and the outcome check (the
+    runs are deterministic: the first round's outcome)."""
     chosen = setups(counts)
     total = motion.duration()
     duration = total if duration is None else duration
     if not 0 < duration <= total:
         raise ConductorError(f"Table 1: duration must be in (0, {total:g}] s (the recording); "
                              f"got {duration:g}")
+    if repeats < 1:
+        raise ConductorError(f"Table 1: repeats must be at least 1; got {repeats}")
+    rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="table1_") as tmp:
         bag = motion.write_bag(Path(tmp) / "motion", *motion.trajectory())
-        results = []
-        for setup in chosen:
-            result = run_setup(setup, bag, duration)
-            results.append(result)
-            if progress:
-                print(f"setup {setup.number}: RTF {result['real_time_factor']:.3f} "
-                      f"({result['wall']:.1f} s wall)", file=sys.stderr, flush=True)
+        for k in range(repeats):
+            rounds.append([])
+            for setup in chosen:
+                result = run_setup(setup, bag, duration)
+                rounds[-1].append(result)
+                if progress:
+                    print(f"round {k + 1}/{repeats}, setup {setup.number}: RTF "
+                          f"{result['real_time_factor']:.3f} ({result['wall']:.1f} s wall)",
+                          file=sys.stderr, flush=True)
+    results = rounds[0]
+    for i, r in enumerate(results):
+        r["rounds"] = [rnd[i]["real_time_factor"] for rnd in rounds]
+        r["real_time_factor"] = float(np.median(r["rounds"]))
+        r["cpu_per_wall"] = float(np.median([rnd[i]["cpu_per_wall"] for rnd in rounds]))
     base = next(r for r in results if r["setup"] == BASELINE)
     for r in results:
         if r["split"]:
             r["ratio_to_setup_2"] = r["real_time_factor"] / base["real_time_factor"]
     twin = next((r for r in results if r["split"] and r["particles"] == base["particles"]
                  and r["step_factor"] == 1.0), None)
-    return {"duration": duration, "step": scene.STEP, "solver": "CG", "setups": results,
-            "outcome_check": compare(base, twin) if twin else None, "paper": PAPER}
+    return {"duration": duration, "repeats": repeats, "step": scene.STEP, "solver": "CG",
+            "setups": results, "outcome_check": compare(base, twin) if twin else None,
+            "paper": PAPER}
