@@ -96,6 +96,17 @@ def test_candidates_without_enough_data_are_dropped_and_counted():
     assert (s.candidates, s.kernels, s.dropped) == (1, 0, 1)
 
 
+def test_a_significant_but_immaterial_difference_makes_no_kernel():
+    """One real run in five ends 0.1 off the simulated track after (5, 0): significant over 50
+    runs a side, but a kernel would move the simulation by 0.02 on average (< eps_c / 2)."""
+    chain = [[float(i), 0.0] for i in range(7)]
+    off = chain[:6] + [[6.0, 0.1]]
+    sim, real = history(*[chain] * 50), history(*[chain] * 40, *[off] * 10)
+    s = generate(sim, real, spec_2d(), seed=1).summary
+    assert (s.divergent_nodes, s.candidates, s.kernels, s.dropped, s.immaterial) == (
+        1, 1, 0, 0, 1)
+
+
 def test_a_branch_both_models_share_is_not_a_divergence():
     """Both sides go from (0,0) to A or B with equal odds: states differ, probabilities do not."""
     a_run, b_run = [[0, 0], [1, 0], [2, 0]], [[0, 0], [0, 1], [0, 2]]

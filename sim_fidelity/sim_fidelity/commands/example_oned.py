@@ -16,22 +16,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", type=Path, help="folder for oned_fig4.png and oned_fig6.png")
     p.add_argument("--bags", type=Path, help="keep the bags and kernels file here")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, default=1,
+                   help="run seeds seed .. seed + N - 1 and report the spread (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the five phases; print the report (or JSON) and the plots written."""
-    from ..oned.example import plot, report, run_example
+    """Run the five phases (per seed); print the report (or JSON) and the plots written."""
+    from ..oned.errors import OnedError
+    from ..oned.example import plot, report, report_spread, run_example, spread
 
-    outcome = run_example(args.missions, args.seed, args.episodes, args.bags,
-                          progress=sys.stderr.isatty() and not args.json)
-    plots = plot(outcome, args.plots) if args.plots else []
+    if args.seeds < 1:
+        raise OnedError(f"1-D example: --seeds must be >= 1, got {args.seeds}")
+    outcomes = [run_example(args.missions, seed, args.episodes,
+                            args.bags / f"seed_{seed}" if args.bags and args.seeds > 1
+                            else args.bags, progress=sys.stderr.isatty() and not args.json)
+                for seed in range(args.seed, args.seed + args.seeds)]
+    plots = plot(outcomes[0], args.plots) if args.plots else []
     if args.json:
-        json.dump({**outcome.to_dict(), "plots": [str(p) for p in plots]}, sys.stdout, indent=1)
+        doc = {**outcomes[0].to_dict(), "plots": [str(p) for p in plots]}
+        if args.seeds > 1:
+            doc = {"runs": [o.to_dict() for o in outcomes], "spread": spread(outcomes),
+                   "plots": doc["plots"]}
+        json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(report(outcome))
+        for outcome in outcomes:
+            print(report(outcome), end="\n\n")
+        if args.seeds > 1:
+            print(report_spread(outcomes))
         for path in plots:
-            print(f"plot       {path}")
+            print(f"plot       {path} (seed {args.seed})")
     return 0

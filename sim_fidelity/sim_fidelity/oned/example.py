@@ -174,6 +174,29 @@ def plot(outcome: Outcome, folder: Path) -> list[Path]:
     return out
 
 
+def spread(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
+    """Mean, standard deviation, min and max over seeds of each phase's ATR and of the share
+    of the gap reproduced."""
+    values = {p: np.array([o.atr[p] for o in outcomes]) for p in PHASES}
+    values["gap reproduced"] = np.array([o.reproduced for o in outcomes])
+    return {k: {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+                "min": float(v.min()), "max": float(v.max())} for k, v in values.items()}
+
+
+def report_spread(outcomes: list[Outcome]) -> str:
+    """The spread over seeds as text."""
+    seeds = ", ".join(str(o.seed) for o in outcomes)
+    lines = [f"1-D example over seeds {seeds} ({outcomes[0].missions} missions each; "
+             "difficult regions drawn per seed)", "",
+             f"{'phase':<15} {'mean':>7} {'sd':>6} {'min':>7} {'max':>7}"]
+    for name, v in spread(outcomes).items():
+        scale = 100.0 if name == "gap reproduced" else 1.0
+        lines.append(f"{name:<15} {scale * v['mean']:>+7.2f} {scale * v['sd']:>6.2f} "
+                     f"{scale * v['min']:>+7.2f} {scale * v['max']:>+7.2f}"
+                     + (" %" if scale == 100.0 else ""))
+    return "\n".join(lines)
+
+
 def report(o: Outcome) -> str:
     """The phases' Average Total Rewards, the kernels and the time spent, as text."""
     s = o.summary
@@ -184,7 +207,7 @@ def report(o: Outcome) -> str:
               "((Design - Kernels) / (Design - Deploy))"]
     lines += ["", f"kernels    {s.kernels} from {s.transitions_sim} sim / {s.transitions_phy} "
               f"deployment transitions ({s.divergences} divergent roll-outs of {s.rollouts}, "
-              f"{s.dropped} dropped)",
+              f"{s.dropped} dropped, {s.immaterial} immaterial)",
               f"kernel corrections: Kernels {o.kernel_hits['Kernels']}, "
               f"Redes/K {o.kernel_hits['Redes/K']}",
               "time       " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())]

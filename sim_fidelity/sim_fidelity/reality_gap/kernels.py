@@ -7,8 +7,12 @@ test declared divergent. The divergent nodes form *regions* (connected where nod
 within 2 eps_c); each region a divergence fell in becomes one kernel, active around all of its
 nodes. Its transfer function is one regularised linear fit over state and action,
 s' = W [s, u, 1], to every deployment transition that starts in the region, pulled towards the
-same fit to the simulation's transitions there where the deployment data does not determine it.
-A region with fewer than ``min_samples`` deployment transitions is dropped and counted.
+same fit to the simulation's transitions there (itself pulled towards the simulation's fit over
+all its data) where the deployment data does not determine it.
+A region with fewer than ``min_samples`` deployment transitions is dropped and counted; so is
+one whose fitted transfer moves the simulation's own prediction (the region's simulation fit)
+by less than eps_c / 2 on average over its deployment data: the difference is real but too
+small to matter at the resolution of the nodes, and such a kernel would change nothing.
 """
 from __future__ import annotations
 
@@ -64,6 +68,7 @@ class Summary:
     candidates: int  # regions a divergence fell in
     kernels: int
     dropped: int  # candidates without enough deployment data to fit
+    immaterial: int  # candidates whose fit moves the simulation by < eps_c / 2 on average
 
     def to_dict(self) -> dict[str, int | float]:
         return asdict(self)
@@ -151,17 +156,24 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     scale = np.where(scale > 0, scale, 1.0)
     identity = np.hstack([np.eye(len(spec.state)), np.zeros((len(spec.state),
                                                              len(spec.action) + 1))])
-    kernels = []
+    everywhere = identity  # the simulation's response over all its data: the regions' prior
+    if ns:
+        everywhere = fit_transfer(np.hstack([sim.s, sim.u]), sim.s2, identity, spec.ridge, scale)
+    kernels, immaterial = [], 0
     for label, group in groups.items():
         in_sim, in_phy = region[sim_src] == label, region[phy_src] == label
         if in_phy.sum() < spec.min_samples:
             continue
-        prior = identity
+        prior = everywhere
         if in_sim.any():
             prior = fit_transfer(np.hstack([sim.s[in_sim], sim.u[in_sim]]), sim.s2[in_sim],
-                                 identity, spec.ridge, scale)
-        transfer = fit_transfer(np.hstack([phy.s[in_phy], phy.u[in_phy]]), phy.s2[in_phy],
-                                prior, spec.ridge, scale)
+                                 everywhere, spec.ridge, scale)
+        x = np.hstack([phy.s[in_phy], phy.u[in_phy]])
+        transfer = fit_transfer(x, phy.s2[in_phy], prior, spec.ridge, scale)
+        design = np.hstack([x, np.ones((len(x), 1))])
+        if (np.abs(design @ (transfer - prior).T) @ spec.weights).mean() < spec.eps_c / 2:
+            immaterial += 1
+            continue
         at = np.bincount([d.node for d in group]).argmax()
         kernels.append(Kernel(centre=nodes.centres[at].copy(),
                               members=nodes.centres[region == label].copy(), sigma=spec.sigma,
@@ -171,7 +183,8 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
                       p_sim.branching(), p_phy.branching(), len(starts), int(tests.tested.sum()),
                       int(tests.divergent.sum()), n_rollouts if len(starts) else 0,
-                      len(divergences), len(groups), len(kernels), len(groups) - len(kernels))
+                      len(divergences), len(groups), len(kernels),
+                      len(groups) - len(kernels) - immaterial, immaterial)
     return Generation(kernels, summary, nodes, tests)
 
 
