@@ -53,7 +53,11 @@ def prepare(name: str, target: dict) -> Path:
         + lines("only_mutate", target["modules"])
         + lines("also_copy", [c for c in COPIED if c != "sim_fidelity"])
         + lines("pytest_add_cli_args_test_selection", target["tests"])
-        + lines("pytest_add_cli_args", ["-p", "no:cacheprovider"]))
+        + lines("pytest_add_cli_args", ["-p", "no:cacheprovider"])
+        # not fork-safe: mutmut only generates the mutants and maps the tests (its forked runs
+        # are cut short); judge_in_processes then runs each mutant
+        + ("" if target.get("fork", True)
+           else "timeout_constant = 0.5\ntimeout_multiplier = 0.1\n"))
     return work
 
 
@@ -77,6 +81,30 @@ def score(counts: dict[str, int]) -> float:
     return caught / judged if judged else float("nan")
 
 
+def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[str, str]:
+    """Each mutant written into the copy (``mutmut apply``) and judged by a fresh pytest process:
+    for tests that start rclpy, which cannot be used again in a process forked after it ran."""
+    pristine = {m: (work / m).read_text() for m in target["modules"]}
+    judged = {}
+    for mutant, status in sorted(found.items()):
+        if status == "no tests":
+            judged[mutant] = status
+            continue
+        subprocess.run([sys.executable, "-m", "mutmut", "apply", mutant], cwd=work, check=True,
+                       capture_output=True)
+        try:
+            rc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                                 "no:cacheprovider", *target["tests"]], cwd=work,
+                                capture_output=True, timeout=600).returncode
+            judged[mutant] = "survived" if rc == 0 else "killed"
+        except subprocess.TimeoutExpired:
+            judged[mutant] = "timeout"
+        finally:
+            for module, text in pristine.items():
+                (work / module).write_text(text)
+    return judged
+
+
 def run(name: str, target: dict) -> dict:
     """Run mutmut on one target; returns per-module counts, scores and survivors."""
     work = prepare(name, target)
@@ -84,8 +112,10 @@ def run(name: str, target: dict) -> dict:
     with (work / "mutmut.log").open("w") as log:
         subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"], cwd=work,
                        stdout=log, stderr=subprocess.STDOUT, check=False)
-    modules: dict[str, dict] = {}
     all_statuses = statuses(work)
+    if not target.get("fork", True):
+        all_statuses = judge_in_processes(work, target, all_statuses)
+    modules: dict[str, dict] = {}
     for mutant, status in sorted(all_statuses.items()):
         entry = modules.setdefault(module_of(mutant), {"counts": {}, "survivors": []})
         entry["counts"][status] = entry["counts"].get(status, 0) + 1
