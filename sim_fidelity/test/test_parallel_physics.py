@@ -204,6 +204,22 @@ def test_spawn_delete_reset_in_parallel_mode():
     par.close()
 
 
+def test_equality_constraints_are_refused_in_parallel_mode():
+    import mujoco
+
+    from sim_fidelity.simulator.sdf import load_world_string
+
+    def welded():
+        w = load_world_string(_space(_sphere("a", 0.0, 0.0), _sphere("b", 1.0, 0.0)))
+        w.spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY,
+                            name1="a::link", name2="b::link")
+        return w
+
+    with pytest.raises(InvalidOperationError, match="equality constraint"):
+        IslandParallelEngine(welded(), threads=2)
+    IslandParallelEngine(welded(), threads=0).step(10)  # serial is fine
+
+
 def test_threads_from_sdf_and_bad_options(tmp_path):
     text = (WORLDS / "dual_pr2.sdf").read_text().replace(
         "<island_threads>0</island_threads>", "<island_threads>2</island_threads>")

@@ -278,6 +278,8 @@ class IslandParallelEngine(MujocoEngine):
             pd.qvel[:] = d.qvel[mp["dof"]]
             pd.qacc_warmstart[:] = d.qacc_warmstart[mp["dof"]]
             pd.ctrl[:] = d.ctrl[mp["actuator"]]
+            pd.qfrc_applied[:] = d.qfrc_applied[mp["dof"]]
+            pd.xfrc_applied[:] = d.xfrc_applied[mp["body"]]
             if pd.act.size:
                 pd.act[:] = d.act[mp["actz"]]
             pd.time = d.time
@@ -301,6 +303,10 @@ class IslandParallelEngine(MujocoEngine):
     def _index_units(self) -> None:
         """Unit (top-level non-static model) of every body of the whole model; -1 = shared."""
         m = self._model
+        if self.threads and m.neq:
+            raise InvalidOperationError(
+                f"world '{self.world.name}' has {m.neq} equality constraint(s) (welds, "
+                "suction): island threads do not support them yet; use threads=0")
         names = [m.body(b).name for b in range(m.nbody)]
         tops = {}
         for b, name in enumerate(names):
