@@ -179,7 +179,9 @@ def test_split_ensemble_allocates_the_cup_to_the_main_model():
     holders = conductor.responsibilities.holders()
     assert holders[("cup", POSE)] == "main" and holders[("cup", TWIST)] == "main"
     assert holders[("cup", COLLISION)] == "main"
-    assert not particles.get_lever(["cup"], Lever.DYNAMICS)[0]  # kinematic, following
+    # following: dynamic without gravity, set to the holder's pose and twist before each step
+    assert particles.get_lever(["cup"], Lever.DYNAMICS)[0]
+    assert not particles.get_lever(["cup"], Lever.GRAVITY)[0]
     assert particles.get_lever(["cup"], Lever.COLLISION)[0]  # still colliding with particles
 
 
