@@ -29,7 +29,8 @@ def start_model_node(name: str, model: str, domain: int, log: Path,
     return start("sim_fidelity.model_conductor.ros.model_node", name, params, domain, log)
 
 
-def start_conductor(config: Path, domain: int, log: Path, **params) -> subprocess.Popen:
-    """A ``model_conductor`` node on ``config``."""
-    return start("sim_fidelity.model_conductor.ros.node", "model_conductor",
-                 {"config": str(config), **params}, domain, log)
+def start_conductor(config: Path, domain: int, output: Path, name: str = "model_conductor",
+                    **params) -> subprocess.Popen:
+    """A ``model_conductor`` node on ``config``, its output to the file ``output``."""
+    return start("sim_fidelity.model_conductor.ros.node", name,
+                 {"config": str(config), **params}, domain, output)

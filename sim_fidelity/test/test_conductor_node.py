@@ -39,7 +39,7 @@ ENSEMBLE = """
 @pytest.fixture(scope="module")
 def ensemble(tmp_path_factory):
     """sim_server (paused, a ball and a crate over the ground), the hand's model_node and the
-    conductor node, in one DDS domain; yields (probe, folder)."""
+    conductor node, in one DDS domain; yields (probe, folder, domain)."""
     folder = tmp_path_factory.mktemp("conductor_node")
     (folder / "world.sdf").write_text(world("drop", GROUND, box_model("ball", 0, 0, 3, 0.1),
                                             box_model("crate", 2, 0, 0.2, 0.4)))
@@ -53,7 +53,7 @@ def ensemble(tmp_path_factory):
                                           folder / "conductor.log", timeout=TIMEOUT)}
     probe = Probe(domain)
     try:
-        yield probe, folder
+        yield probe, folder, domain
     finally:
         probe.close()
         codes = {name: stop(proc, signal.SIGINT) for name, proc in procs.items()}
@@ -81,7 +81,7 @@ def test_the_conductor_node_drives_sim_server_and_hands_the_ball_over(ensemble):
     from sim_fidelity_interfaces.msg import ModelOutput, ResponsibilityChange
     from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
 
-    probe, folder = ensemble
+    probe, folder, _ = ensemble
     changes = probe.capture(ResponsibilityChange, "/model_conductor/responsibility")
     outputs = probe.capture(ModelOutput, "/model_conductor/output/hand")
     req = StartEnsemble.Request(objects=["ball"], poses=[pose_msg([0, 0, 5.0, 0, 0, 0, 1])],
@@ -137,7 +137,7 @@ def test_a_recorded_bag_drives_the_run_to_its_end(ensemble):
 
     from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
 
-    probe, folder = ensemble
+    probe, folder, _ = ensemble
     running = probe.capture(Bool, "/model_conductor/running")  # the latest value arrives
     assert wait_for(lambda: probe.node.count_publishers("/model_conductor/running") > 0, TIMEOUT)
     times = np.round(np.arange(0, 0.3 + 1e-9, 0.01), 6)
@@ -168,7 +168,7 @@ def test_live_action_annotations_hand_the_ball_over(ensemble):
     from sim_fidelity_interfaces.msg import ActionAnnotation, ResponsibilityChange
     from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
 
-    probe, folder = ensemble
+    probe, folder, _ = ensemble
     changes = probe.capture(ResponsibilityChange, "/model_conductor/responsibility")
     actions = probe.publisher(ActionAnnotation, "/action_sequence")
     req = StartEnsemble.Request(source=StartEnsemble.Request.SOURCE_LIVE,
@@ -205,3 +205,33 @@ def test_a_bad_ensemble_config_stops_the_node_with_file_key_and_reason(tmp_path)
     text = log.read_text()
     assert f"{config}: triggers.t.do[0].transfer.to:" in text and "arm" in text, text
     assert "Traceback" not in text
+
+
+def test_sigint_during_a_run_stops_the_models_and_closes_the_log(ensemble):
+    """A conductor started with autostart (live data) that gets SIGINT mid-run exits 0 and leaves
+    a complete, readable log bag."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from std_msgs.msg import Bool
+
+    from sim_fidelity_interfaces.msg import ModelOutput
+
+    probe, folder, domain = ensemble
+    running: list = []
+    probe.node.create_subscription(  # latched: the value published before the probe matched
+        Bool, "/second_conductor/running", running.append,
+        QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    log = folder / "interrupted_log"
+    proc = start_conductor(folder / "ensemble.yaml", domain,
+                           folder / "second_conductor.log", name="second_conductor",
+                           autostart=True, log=str(log), timeout=TIMEOUT)
+    outputs = probe.capture(ModelOutput, "/second_conductor/output/world")
+    try:
+        assert wait_for(lambda: any(m.data for m in running), TIMEOUT)
+        assert wait_for(lambda: outputs, TIMEOUT)  # ticking
+    finally:
+        code = stop(proc, signal.SIGINT)
+    text = (folder / "second_conductor.log").read_text()
+    assert code == 0 and "Traceback" not in text, text
+    contents = read_log(log)
+    assert {(t.entity, t.to_model) for t in contents.transfers} >= {("ball", "world")}
+    assert contents.outputs["world"] and contents.outputs["hand"]

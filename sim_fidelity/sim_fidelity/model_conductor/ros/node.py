@@ -270,6 +270,24 @@ class ConductorNode:
         self.log.info(res.message)
         return res
 
+    def autostart(self) -> None:
+        """Start a run (the ``bag`` parameter's, else live) as soon as the node spins, so that
+        a signal during the start finds the run to stop; a failed start ends the node."""
+        from rclpy.clock import Clock, ClockType
+
+        from sim_fidelity_interfaces.srv import StartEnsemble
+
+        def once() -> None:
+            timer.cancel()
+            kinds = StartEnsemble.Request
+            request = kinds(source=kinds.SOURCE_BAG if self.p["bag"] else kinds.SOURCE_LIVE,
+                            bag=self.p["bag"], duration=self.p["duration"])
+            response = self._start(request, StartEnsemble.Response())
+            if not response.success:
+                raise ConductorError(f"autostart: {response.message}")
+
+        timer = self.node.create_timer(0.0, once, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
     def stop_on_shutdown(self) -> int:
         """The node's clean-up: end a run under way; exit code 0."""
         with self.lock:
@@ -345,8 +363,6 @@ class ConductorNode:
 
 def main(args: list[str] | None = None) -> int:
     """console_script ``model_conductor``: ``--ros-args -p config:=ensemble.yaml``."""
-    from sim_fidelity_interfaces.srv import StartEnsemble
-
     from ...node_parameters import MODEL_CONDUCTOR
     from ...ros_node import run_node
     from ..config import load_config
@@ -358,12 +374,7 @@ def main(args: list[str] | None = None) -> int:
         adapter = ConductorNode(node, config, p)
         node.get_logger().info(f"ensemble of {len(config.models)} models from {p['config']}")
         if p["autostart"]:
-            kinds = StartEnsemble.Request
-            request = kinds(source=kinds.SOURCE_BAG if p["bag"] else kinds.SOURCE_LIVE,
-                            bag=p["bag"], duration=p["duration"])
-            response = adapter._start(request, StartEnsemble.Response())
-            if not response.success:
-                raise ConductorError(f"autostart: {response.message}")
+            adapter.autostart()
         return adapter.stop_on_shutdown
 
     return run_node("model_conductor", MODEL_CONDUCTOR, start, errors=(ConductorError,),
