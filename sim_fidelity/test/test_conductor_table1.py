@@ -204,3 +204,18 @@ def test_outcome_check_fails_beyond_its_tolerance():
     assert not table1.compare(result(2, 10, [0, 0, 0.02]), result(3, 30, [0, 0, 0.02]))["agree"]
     assert not table1.compare(result(2, 10, [0, 0, 0.02]), result(3, 10, [0, 0.03, 0.02]))[
         "agree"]
+
+
+def test_config_files_build_the_ensembles_of_setups_2_and_3():
+    from sim_fidelity.model_conductor.config import build_conductor
+    from sim_fidelity.model_conductor.particles import ParticleSimulation
+
+    folder = data_dir("config") / "conductor"
+    single, _ = build_conductor(folder / "table1_single_50.yaml")
+    split, _ = build_conductor(folder / "table1_split_50.yaml")
+    assert list(single.models) == ["main"]
+    assert isinstance(split.model("particles"), ParticleSimulation)
+    for conductor in (single, split):
+        assert conductor.step_size == scene.STEP
+        assert conductor.responsibilities.holders() == {
+            ("cup", POSE): "main", ("cup", TWIST): "main", ("cup", COLLISION): "main"}
