@@ -40,6 +40,10 @@ from .track import Policy, Track, run_mission, spring_policy, starts
 
 SPEC = data_dir("config") / "reality_gap" / "one_d_example.yaml"
 PHASES = ("Design", "Deploy", "Kernels", "Redes/K", "Redeploy")
+# Probes of transfer to commands the deployment data does not hold: the original law with
+# another saturation (the data's commands are at most 2 m/s, mostly exactly 2 m/s mid-track)
+PROBES = (1.0, 3.0)  # m/s
+PROBE_WORLDS = ("Design", "Kernels", "Deploy")
 REGIONS = 2  # difficult regions in the deployment world
 STYLES = ("-", "-", "-", "--", ":")  # curves that coincide stay visible
 
@@ -52,6 +56,7 @@ class Outcome:
     totals: dict[str, np.ndarray]  # phase -> (missions,) total reward per mission
     summary: Summary
     kernel_hits: dict[str, int]  # phase -> corrections the kernel manager made
+    probes: dict[float, dict[str, float]]  # saturation -> world -> ATR of the probe software
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -73,6 +78,8 @@ class Outcome:
                 "atr": self.atr, "gap_reproduced": self.reproduced,
                 "kernels": self.summary.to_dict(),
                 "kernel_corrections": self.kernel_hits,
+                "probes": {f"vel = 5 delta, saturated at {v:g} m/s": atr
+                           for v, atr in self.probes.items()},
                 "seconds": {k: round(v, 2) for k, v in self.seconds.items()}}
 
 
@@ -143,9 +150,17 @@ def _run(missions: int, seed: int, episodes: int, work: Path, progress: bool) ->
                                                  bar=bar("Redes/K"))
     totals["Redeploy"], _, _ = _fly(deploy, agent, x0, goals, bar=bar("Redeploy"))
     seconds["redesign_runs"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    probes = {}
+    for v_max in PROBES:
+        probe = spring_policy(v_max=v_max)
+        worlds = {"Design": (design, None), "Kernels": (design, runner), "Deploy": (deploy, None)}
+        probes[v_max] = {w: float(_fly(track, probe, x0, goals, run, bar=bar(f"probe {w}"))[0]
+                                  .mean()) for w, (track, run) in worlds.items()}
+    seconds["probes"] = time.perf_counter() - t0
     seconds["total"] = sum(seconds.values())
     return Outcome(missions, seed, regions, {p: totals[p] for p in PHASES}, gen.summary, hits,
-                   seconds)
+                   probes, seconds)
 
 
 def plot(outcome: Outcome, folder: Path) -> list[Path]:
@@ -179,6 +194,10 @@ def spread(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
     of the gap reproduced."""
     values = {p: np.array([o.atr[p] for o in outcomes]) for p in PHASES}
     values["gap reproduced"] = np.array([o.reproduced for o in outcomes])
+    for v_max in PROBES:
+        for world in PROBE_WORLDS:
+            values[f"probe {v_max:g} {world}"] = np.array([o.probes[v_max][world]
+                                                          for o in outcomes])
     return {k: {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
                 "min": float(v.min()), "max": float(v.max())} for k, v in values.items()}
 
@@ -188,10 +207,10 @@ def report_spread(outcomes: list[Outcome]) -> str:
     seeds = ", ".join(str(o.seed) for o in outcomes)
     lines = [f"1-D example over seeds {seeds} ({outcomes[0].missions} missions each; "
              "difficult regions drawn per seed)", "",
-             f"{'phase':<15} {'mean':>7} {'sd':>6} {'min':>7} {'max':>7}"]
+             f"{'phase':<19} {'mean':>7} {'sd':>6} {'min':>7} {'max':>7}"]
     for name, v in spread(outcomes).items():
         scale = 100.0 if name == "gap reproduced" else 1.0
-        lines.append(f"{name:<15} {scale * v['mean']:>+7.2f} {scale * v['sd']:>6.2f} "
+        lines.append(f"{name:<19} {scale * v['mean']:>+7.2f} {scale * v['sd']:>6.2f} "
                      f"{scale * v['min']:>+7.2f} {scale * v['max']:>+7.2f}"
                      + (" %" if scale == 100.0 else ""))
     return "\n".join(lines)
@@ -204,7 +223,11 @@ def report(o: Outcome) -> str:
              f"regions {o.regions}", "", "phase      ATR"]
     lines += [f"{p:<9} {v:+7.2f}" for p, v in o.atr.items()]
     lines += [f"gap reproduced by the kernels: {100 * o.reproduced:.0f} % "
-              "((Design - Kernels) / (Design - Deploy))"]
+              "((Design - Kernels) / (Design - Deploy))", "",
+              "probe software (commands the deployment data lacks): ATR in " +
+              ", ".join(PROBE_WORLDS)]
+    lines += [f"  vel = 5 delta, saturated at {v:g} m/s: " +
+              ", ".join(f"{w} {atr[w]:+.2f}" for w in PROBE_WORLDS) for v, atr in o.probes.items()]
     lines += ["", f"kernels    {s.kernels} from {s.transitions_sim} sim / {s.transitions_phy} "
               f"deployment transitions ({s.divergences} divergent roll-outs of {s.rollouts}, "
               f"{s.dropped} dropped, {s.immaterial} immaterial)",
