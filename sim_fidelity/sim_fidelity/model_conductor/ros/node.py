@@ -31,7 +31,7 @@ from ..conductor import Conductor, RunReport, SceneObject
 from ..config import EnsembleConfig
 from ..errors import ConductorConfigError, ConductorError
 from ..responsibility import Transfer
-from .remote_model import RemoteModel
+from .remote_model import remote_models
 
 STOP_WAIT_S = 30.0  # for the run's thread to finish its tick and stop the models
 TRIGGER_WAIT_S = 5.0  # for the run to handle a trigger call at the end of its tick
@@ -85,14 +85,6 @@ def scene_of(req) -> dict[str, SceneObject]:
     return {name: SceneObject(req.types[i] if req.types else "",
                               pose_array(req.poses[i]) if req.poses else None)
             for i, name in enumerate(req.objects)}
-
-
-def remote_models(config: EnsembleConfig, timeout: float) -> dict[str, RemoteModel]:
-    """Proxies for the config's ``remote`` models, each for the ``model_node`` its parameter
-    ``node`` names (default ``/<name>``)."""
-    return {spec.name: RemoteModel(spec.name, stepping=spec.stepping, period=spec.period,
-                                   node=spec.parameters.get("node"), timeout=timeout)
-            for spec in config.models if issubclass(spec.cls, RemoteModel)}
 
 
 def discard(conductor: Conductor) -> None:

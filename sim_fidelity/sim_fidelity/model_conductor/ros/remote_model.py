@@ -15,11 +15,14 @@ import itertools
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from ..model import Model, ModelKind, Requirement, RequirementKind, Stepping
 from .convert import AttributeValue
+
+if TYPE_CHECKING:
+    from ..config import EnsembleConfig
 
 _proxies = itertools.count()
 
@@ -195,6 +198,14 @@ class RemoteModel(Model):
         from .convert import event_msg
         self._call("notify", NotifyModel, event=event_msg(self.name, self._time, event, data))
         self._stale = True
+
+
+def remote_models(config: "EnsembleConfig", timeout: float = 10.0) -> dict[str, RemoteModel]:
+    """Proxies for the config's ``remote`` models, each for the ``model_node`` its parameter
+    ``node`` names (default ``/<name>``): pass them to ``EnsembleConfig.build(models)``."""
+    return {spec.name: RemoteModel(spec.name, stepping=spec.stepping, period=spec.period,
+                                   node=spec.parameters.get("node"), timeout=timeout)
+            for spec in config.models if issubclass(spec.cls, RemoteModel)}
 
 
 class _ServiceNode:
