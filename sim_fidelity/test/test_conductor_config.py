@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from sdf_snippets import GROUND, box_model, world
 
 from sim_fidelity.model_conductor import evaluators
-from sim_fidelity.model_conductor.config import build_conductor, load_config
+from sim_fidelity.model_conductor.config import (
+    build_conductor,
+    load_config,
+    parse_config_text,
+)
 from sim_fidelity.model_conductor.demo_models import Carrier
 from sim_fidelity.model_conductor.errors import ConductorConfigError
 from sim_fidelity.model_conductor.model import POSE, TWIST, Stepping
@@ -133,3 +138,11 @@ def test_evaluator_plug_in_through_the_entry_point_group(tmp_path, monkeypatch):
     conductor.call("go")
     assert conductor.holder("box", POSE) == "world"
     assert conductor.handler.history[-1].fired
+
+
+def test_the_example_of_docs_conductor_md_is_a_valid_config():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "conductor.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    config = parse_config_text(example, "docs/conductor.md")
+    assert [t.name for t in config.triggers] == ["grasp", "drop"]
+    assert config.responsibilities == {("cube", "pose"): "hand"}

@@ -148,11 +148,17 @@ def load_config(path: str | Path) -> EnsembleConfig:
     path = Path(path)
     if not path.is_file():
         raise ConductorConfigError(str(path), "", "no such file")
+    return parse_config_text(path.read_text(), str(path), path.parent.resolve())
+
+
+def parse_config_text(text: str, file: str = "<config>", base_dir: Path | None = None
+                      ) -> EnsembleConfig:
+    """Check a configuration given as YAML text (YAML 1.2 booleans: ``on:`` is a key)."""
     try:
-        data = yaml.load(path.read_text(), Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as e:
-        raise ConductorConfigError(str(path), "", f"not valid YAML: {e}") from None
-    return parse_config(data, str(path), path.parent.resolve())
+        raise ConductorConfigError(file, "", f"not valid YAML: {e}") from None
+    return parse_config(data, file, base_dir)
 
 
 def parse_config(data: Any, file: str = "<config>", base_dir: Path | None = None
