@@ -8,7 +8,7 @@ from sdf_snippets import GROUND, world
 from sim_fidelity.model_conductor.conductor import Conductor, SceneObject
 from sim_fidelity.model_conductor.demo_models import Carrier
 from sim_fidelity.model_conductor.errors import ResponsibilityError
-from sim_fidelity.model_conductor.model import COLLISION, POSE, TWIST
+from sim_fidelity.model_conductor.model import COLLISION, POSE, TWIST, Model
 from sim_fidelity.model_conductor.simulation_model import SimulatorModel
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.protocol import Lever
@@ -132,3 +132,55 @@ def test_transfer_to_a_model_that_does_not_represent_the_pair_is_refused():
         conductor.transfer("ball", COLLISION, "hand")
     with pytest.raises(ResponsibilityError, match="no model represents entity 'cup'"):
         conductor.transfer("cup", POSE, "hand")
+
+
+class Cooling(Model):
+    """Newton cooling of a cup of coffee toward 20 degrees: holds ``temperature`` of the cup."""
+
+    def __init__(self, name, rate=0.5):
+        super().__init__(name)
+        self.rate, self.t = rate, 90.0
+
+    def represents(self):
+        return {"cup": frozenset({"temperature"})}
+
+    def step(self, dt):
+        self.t = 20.0 + (self.t - 20.0) * np.exp(-self.rate * dt)
+
+    def value(self, entity, attribute):
+        return self.t
+
+    def follow(self, entity, attribute, value):
+        self.t = value
+
+    def take(self, entity, attribute, value):
+        self.t = value
+
+
+class Thermos(Cooling):
+    """Keeps the temperature it was given (rate 0)."""
+
+    def __init__(self, name):
+        super().__init__(name, rate=0.0)
+
+
+def test_free_form_attribute_moves_between_non_physics_models():
+    conductor = Conductor(step=0.1)
+    main = SimulatorModel("world", MujocoEngine.from_string(world("w", GROUND, BALL, step=H)))
+    conductor.register(main, main=True)
+    cooling, thermos = Cooling("cooling"), Thermos("thermos")
+    conductor.register(cooling)
+    conductor.register(thermos)
+    conductor.initialise()
+    assert conductor.holder("cup", "temperature") == "cooling"  # the first that represents it
+    for _ in range(10):
+        conductor.tick()
+    t1 = 20.0 + 70.0 * np.exp(-0.5)
+    assert cooling.t == pytest.approx(t1) and thermos.t == cooling.t  # the follower follows
+    conductor.transfer("cup", "temperature", "thermos", cause="poured into the thermos")
+    for _ in range(10):
+        conductor.tick()
+    assert thermos.t == pytest.approx(t1) and cooling.t == thermos.t  # kept, and followed
+    conductor.transfer("cup", "temperature", "cooling", cause="poured out")
+    conductor.tick()
+    assert cooling.t == pytest.approx(20.0 + (t1 - 20.0) * np.exp(-0.05))
