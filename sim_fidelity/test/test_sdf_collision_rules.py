@@ -10,7 +10,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from sim_fidelity.simulator.sdf import VISUAL_GROUP, load_world_string
+from sim_fidelity.simulator.errors import SdfError
+from sim_fidelity.simulator.sdf import COLLISION_GROUP, VISUAL_GROUP, load_world_string
 
 
 def _link(name: str, x: float, self_collide: str | None, fixed: bool = False) -> str:
@@ -115,3 +116,68 @@ def test_links_without_collisions_and_links_fixed_to_the_world_need_no_exclude()
              '<axis><xyz>0 0 1</xyz></axis></joint></model>')
     m, _ = compiled(fixed)
     assert excluded(m) == set()
+
+
+# ---------------------------------------------------------------------- collision geoms
+def one_link(collisions: str, static: bool = False) -> str:
+    return (f'<model name="m"><static>{str(static).lower()}</static><link name="l">'
+            f'<inertial><mass>1</mass></inertial>{collisions}</link></model>')
+
+
+def collision(body: str, name: str = "c", pose: str = "") -> str:
+    pose = f"<pose>{pose}</pose>" if pose else ""
+    return f'<collision name="{name}">{pose}<geometry>{body}</geometry></collision>'
+
+
+BOX = "<box><size>0.2 0.2 0.2</size></box>"
+
+
+def test_a_collision_sits_at_its_pose_in_the_collision_group():
+    m, _ = compiled(one_link(collision(BOX, pose="0.1 0.2 0.3 0 0 1.5708")))
+    g = m.geom("m::l::c").id
+    np.testing.assert_allclose(m.geom_pos[g], [0.1, 0.2, 0.3], atol=1e-9)
+    np.testing.assert_allclose(m.geom_quat[g], [np.cos(0.7854), 0, 0, np.sin(0.7854)], atol=1e-4)
+    assert m.geom_group[g] == COLLISION_GROUP and m.geom_contype[g] == 1
+
+
+def test_a_plane_keeps_its_position_when_its_normal_turns_it():
+    m, _ = compiled(one_link(collision("<plane><normal>1 0 0</normal><size>2 2</size></plane>",
+                                       pose="0.5 -0.5 0.25 0 0 0"), static=True))
+    g = m.geom("m::l::c").id
+    np.testing.assert_allclose(m.geom_pos[g], [0.5, -0.5, 0.25], atol=1e-9)
+    z_axis = np.zeros(9)
+    mujoco.mju_quat2Mat(z_axis, m.geom_quat[g])
+    np.testing.assert_allclose(z_axis.reshape(3, 3)[:, 2], [1, 0, 0], atol=1e-9)
+
+
+@pytest.mark.parametrize("surface, mu", [
+    ("", 1.0),
+    ("<surface><friction><ode/></friction></surface>", 1.0),
+    ("<surface><friction><ode><mu>0.3</mu></ode></friction></surface>", 0.3),
+    ("<surface><friction><ode><mu>0</mu></ode></friction></surface>", 0.0),
+])
+def test_friction_mu_with_mujocos_torsional_and_rolling_defaults(surface, mu):
+    body = f'<collision name="c"><geometry>{BOX}</geometry>{surface}</collision>'
+    m, _ = compiled(one_link(body))
+    np.testing.assert_allclose(m.geom_friction[m.geom("m::l::c").id], [mu, 0.005, 0.0001])
+
+
+@pytest.mark.parametrize("collisions, message", [
+    (collision(BOX) + collision(BOX), "duplicate collision name 'c' in link 'm::l'"),
+    (collision(BOX + "<sphere><radius>1</radius></sphere>"),
+     "<geometry> must hold exactly one shape, found 2"),
+    (collision(""), "<geometry> must hold exactly one shape, found 0"),
+    ('<collision name="c"><geometry>' + BOX + '</geometry><surface><friction><ode><mu>-0.1</mu>'
+     '</ode></friction></surface></collision>', "friction coefficient mu must be >= 0"),
+])
+def test_bad_collisions_are_refused_naming_line_and_element(collisions, message):
+    with pytest.raises(SdfError) as info:
+        compiled(one_link(collisions))
+    assert message in str(info.value) and info.value.line is not None, str(info.value)
+    assert info.value.element in ("collision", "geometry", "mu")
+
+
+def test_extension_elements_inside_geometry_are_not_shapes():
+    m, _ = compiled(one_link('<collision name="c"><geometry>' + BOX
+                             + '<x:note xmlns:x="urn:example"/></geometry></collision>'))
+    assert m.geom_type[m.geom("m::l::c").id] == mujoco.mjtGeom.mjGEOM_BOX
