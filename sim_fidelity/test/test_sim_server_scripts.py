@@ -166,7 +166,8 @@ def test_cmd_pos_moves_the_joint_seen_on_joint_state(probe):
     assert joints.move({"arm_shift": 0.3})
     assert joints.position("arm_shift") > start + 0.25
     stamp = _seconds(joints.states[-1].header.stamp)
-    assert wait_for(lambda: _seconds(clock[-1].clock) >= stamp, 30.0), "/clock stopped"
+    assert wait_for(lambda: _seconds(clock[-1].clock) >= stamp, 30.0), \
+        f"/clock never reached the joint_state stamp {stamp:.3f} s"
     # sim time: between two /clock readings taken around it (wall time is ~1.7e9 s)
     assert before <= stamp <= _seconds(clock[-1].clock), (before, stamp)
 
