@@ -170,6 +170,8 @@ def test_setups_and_bad_counts():
         table1.setups((70,))
     with pytest.raises(ConductorError, match="duration"):
         table1.run((50,), duration=100.0, progress=False)
+    with pytest.raises(ConductorError, match="whole number of physics steps"):
+        table1.ensemble(s[0], tick=0.0015)
     with pytest.raises(ConductorError, match="repeats"):
         table1.run((50,), repeats=0, progress=False)
 

@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="sim seconds per setup (default: the whole recording)")
     p.add_argument("--repeats", type=int, default=1,
                    help="rounds of all setups in turn; each RTF is the median (default 1)")
+    p.add_argument("--tick", type=float, default=None,
+                   help="the conductor's tick in seconds, a multiple of the 1 ms physics step "
+                   "(default: one physics step)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
@@ -32,13 +35,14 @@ def run(args: argparse.Namespace) -> int:
     """Run every setup; print the table (or JSON)."""
     from ..model_conductor.table1 import run as run_table
 
-    result = run_table(args.particles, args.duration, args.repeats,
+    result = run_table(args.particles, args.duration, args.repeats, args.tick,
                        progress=not args.no_progress)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"Table 1 (paper 003): {result['duration']:g} s of the recording per setup, "
-          f"physics step {result['step'] * 1000:g} ms, MuJoCo {result['solver']} solver, "
+          f"physics step {result['step'] * 1000:g} ms, tick {result['tick'] * 1000:g} ms, "
+          f"MuJoCo {result['solver']} solver, "
           f"median of {result['repeats']} round(s)")
     print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'cpu/wall':>10}{'spilled':>9}")
     for r in result["setups"]:

@@ -45,6 +45,17 @@ class ParticleSimulation(SimulatorModel):
         if entity in self.containers and attribute == POSE:
             self.sim.set_lever([entity], Lever.GRAVITY, True)
 
+    def follow(self, entity: str, attribute: str, value: Any) -> None:
+        """A container's followed pose and twist are kept for the next step (set there once);
+        anything else as any simulator follows."""
+        if entity not in self.containers:
+            super().follow(entity, attribute, value)
+        elif attribute == POSE:
+            self._following[entity] = (self.sim.time, np.array(value, float))
+        elif attribute == TWIST:
+            self._twist[entity] = np.array(value, float)
+            self._twist_followed.add(entity)
+
     def step(self, dt: float) -> None:
         """Set every followed container to the holder's pose and twist, then step."""
         moving = [c for c in self.containers if c in self._following]

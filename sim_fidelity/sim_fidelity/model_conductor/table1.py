@@ -4,7 +4,8 @@ The scene (``worlds/conductor_*.sdf``, :mod:`~sim_fidelity.world_generators.cond
 ``ur5e_hand3`` arm replays a recorded motion (:mod:`~sim_fidelity.world_generators.
 conductor_motion`) that grasps a cup of spherical particles, lifts, carries and tilts it so part of
 the "fluid" pours out. Every setup runs through the :class:`Conductor` with the recording as its
-data source, the conductor's tick equal to the main world's physics step (lock step):
+data source, the conductor's tick by default equal to the main world's physics step (exact lock
+step; a longer tick steps every model several physics steps between exchanges):
 
 1. the scene without particles (one model);
 2. the robot with 50 particles in one simulation (one model);
@@ -96,11 +97,17 @@ def engine(world: str, step: float | None = None) -> MujocoEngine:
     return sim
 
 
-def ensemble(setup: Setup) -> tuple[Conductor, MujocoEngine]:
-    """The initialised conductor of a setup and the engine that simulates its particles (the
-    main engine when there is no particle model)."""
+def ensemble(setup: Setup, tick: float | None = None) -> tuple[Conductor, MujocoEngine]:
+    """The initialised conductor of a setup (its tick: ``tick`` seconds, default the physics
+    step) and the engine that simulates its particles (the main engine when there is no
+    particle model)."""
     main = engine(setup.main_world)
-    conductor = Conductor(step=main.step_size)
+    tick = main.step_size if tick is None else tick
+    steps = tick / main.step_size
+    if not (steps >= 1 and abs(steps - round(steps)) < 1e-9):
+        raise ConductorError(f"Table 1: the tick must be a whole number of physics steps "
+                             f"({main.step_size:g} s); got {tick:g} s")
+    conductor = Conductor(step=tick)
     conductor.register(SimulatorModel("main", main, entities=SHARED), main=True)
     holder = main
     if setup.split:
@@ -125,10 +132,11 @@ def outcome(sim: MujocoEngine, particles: int) -> dict[str, Any]:
             "centroid": centroid.round(5).tolist()}
 
 
-def run_setup(setup: Setup, bag: Path, duration: float) -> dict[str, Any]:
+def run_setup(setup: Setup, bag: Path, duration: float,
+              tick: float | None = None) -> dict[str, Any]:
     """Run one setup on the recording; its real-time factor, the CPU seconds of the process per
     wall second (above 1: models ran in parallel), steps and outcome."""
-    conductor, holder = ensemble(setup)
+    conductor, holder = ensemble(setup, tick)
     source = RecordedSource(bag)
     cpu = time.process_time()
     report = conductor.run(duration=duration, source=source)
@@ -155,7 +163,7 @@ def compare(single: dict[str, Any], split: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None = None,
-        repeats: int = 1, progress: bool = True) -> dict[str, Any]:
+        repeats: int = 1, tick: float | None = None, progress: bool = True) -> dict[str, Any]:
     """Every setup side by side in one run, ``repeats`` rounds of all setups in turn (each
     setup's real-time factor is the median over the rounds, so a busy spell of the machine does
     not fall on one setup only); ratios of the split setups to setup 2 and the outcome check (the
@@ -174,7 +182,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
         for k in range(repeats):
             rounds.append([])
             for setup in chosen:
-                result = run_setup(setup, bag, duration)
+                result = run_setup(setup, bag, duration, tick)
                 rounds[-1].append(result)
                 if progress:
                     print(f"round {k + 1}/{repeats}, setup {setup.number}: RTF "
@@ -191,6 +199,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
             r["ratio_to_setup_2"] = r["real_time_factor"] / base["real_time_factor"]
     twin = next((r for r in results if r["split"] and r["particles"] == base["particles"]
                  and r["step_factor"] == 1.0), None)
-    return {"duration": duration, "repeats": repeats, "step": scene.STEP, "solver": "CG",
+    return {"duration": duration, "repeats": repeats, "step": scene.STEP,
+            "tick": scene.STEP if tick is None else tick, "solver": "CG",
             "setups": results, "outcome_check": compare(base, twin) if twin else None,
             "paper": PAPER}
