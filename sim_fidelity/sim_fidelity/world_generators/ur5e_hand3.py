@@ -48,8 +48,8 @@ BASE_MASS = 4.0  # kg: the base housing (not in the DH table)
 ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
 LINKS = ("base", "shoulder", "upper_arm", "forearm", "wrist_1_link", "wrist_2_link",
          "wrist_3_link")
-# position servos: p_gain [N m/rad], d_gain [N m s/rad], torque limit [N m] (UR5e joint torques:
-# 150 N m size-3 joints, 56 N m size-2 ... we use 150 for the first three, 28 for the wrists)
+# position servos: p_gain [N m/rad], d_gain [N m s/rad], torque limit [N m] (the UR5e's rated
+# joint torques: 150 N m base, shoulder and elbow, 28 N m the wrists)
 ARM_GAINS = [(3000.0, 150.0, 150.0)] * 3 + [(600.0, 25.0, 28.0)] * 3
 ARM_LIMIT = 2 * np.pi
 
