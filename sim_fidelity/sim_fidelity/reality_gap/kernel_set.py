@@ -55,8 +55,9 @@ class KernelSet:
         self._cell = reach / self.weights[self._axes]
         self._index = self._grid()
 
-    def _grid(self) -> dict[bytes, np.ndarray]:
-        """Cell key -> indices (ascending) of the members in that cell or a neighbouring one."""
+    def _grid(self) -> dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Cell key -> (centres, reaches, owning kernels) of the members in that cell or a
+        neighbouring one, in member order."""
         if not len(self.members):
             return {}
         home = np.floor(self.members[:, self._axes] / self._cell).astype(np.int64)
@@ -67,8 +68,11 @@ class KernelSet:
         keys, inverse = np.unique(cells, axis=0, return_inverse=True)
         order = np.argsort(inverse.ravel(), kind="stable")  # members ascending within a cell
         bounds = np.searchsorted(inverse.ravel()[order], np.arange(len(keys) + 1))
-        return {keys[i].tobytes(): member[order[bounds[i]:bounds[i + 1]]]
-                for i in range(len(keys))}
+        index = {}
+        for i in range(len(keys)):
+            near = member[order[bounds[i]:bounds[i + 1]]]
+            index[keys[i].tobytes()] = (self.members[near], self.reach[near], self.owner[near])
+        return index
 
     @classmethod
     def load(cls, path: str | Path) -> "KernelSet":
@@ -91,11 +95,12 @@ class KernelSet:
         near = self._index.get(np.floor(s[self._axes] / self._cell).astype(np.int64).tobytes())
         if near is None:
             return None
-        within = np.abs(self.members[near] - s) @ self.weights < self.reach[near]
+        centres, reach, owner = near
+        within = np.abs(centres - s) @ self.weights < reach
         i = int(within.argmax())
         if not within[i]:
             return None
-        k = int(self.owner[near[i]])
+        k = int(owner[i])
         return k, self.coef[k] @ np.concatenate([s, np.ravel(action), [1.0]])
 
     def active(self, states: np.ndarray) -> np.ndarray:
