@@ -181,3 +181,13 @@ def test_extension_elements_inside_geometry_are_not_shapes():
     m, _ = compiled(one_link('<collision name="c"><geometry>' + BOX
                              + '<x:note xmlns:x="urn:example"/></geometry></collision>'))
     assert m.geom_type[m.geom("m::l::c").id] == mujoco.mjtGeom.mjGEOM_BOX
+
+
+def test_a_link_fixed_to_the_world_and_a_moving_one_of_its_model_are_excluded():
+    mixed = ('<model name="f">' + _link("a", 0.0, None) + _link("b", 0.2, None)
+             + '<joint name="ja" type="fixed"><parent>world</parent><child>a</child></joint>'
+             '<joint name="jb" type="prismatic"><parent>world</parent><child>b</child>'
+             '<axis><xyz>0 0 1</xyz></axis></joint></model>')
+    m, d = compiled(mixed)
+    assert excluded(m) == {pair("f::a", "f::b")}
+    assert pair("f::a", "f::b") not in touching(m, d)
