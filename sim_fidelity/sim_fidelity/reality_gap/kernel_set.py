@@ -8,6 +8,7 @@ linear map of state and continuous action, so it applies to every command.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,9 +54,11 @@ class KernelSet:
         self._axes = np.flatnonzero(self.weights > 0)
         reach = float(self.reach.max()) if len(self.reach) else 1.0
         self._cell = reach / self.weights[self._axes]
+        self._key = [(int(a), 1.0 / c) for a, c in zip(self._axes, self._cell)]
         self._index = self._grid()
+        self._input = np.ones(d + m + 1)  # [s, u, 1], filled per lookup
 
-    def _grid(self) -> dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _grid(self) -> dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Cell key -> (centres, reaches, owning kernels) of the members in that cell or a
         neighbouring one, in member order."""
         if not len(self.members):
@@ -71,7 +74,8 @@ class KernelSet:
         index = {}
         for i in range(len(keys)):
             near = member[order[bounds[i]:bounds[i + 1]]]
-            index[keys[i].tobytes()] = (self.members[near], self.reach[near], self.owner[near])
+            index[tuple(keys[i].tolist())] = (self.members[near], self.reach[near],
+                                              self.owner[near])
         return index
 
     @classmethod
@@ -92,7 +96,8 @@ class KernelSet:
     def lookup(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """(k, f_k(s, u)) for the first kernel active at ``state``; ``action`` continuous."""
         s = np.asarray(state, float)
-        near = self._index.get(np.floor(s[self._axes] / self._cell).astype(np.int64).tobytes())
+        values = s.tolist()
+        near = self._index.get(tuple(math.floor(values[a] * inv) for a, inv in self._key))
         if near is None:
             return None
         centres, reach, owner = near
@@ -101,7 +106,9 @@ class KernelSet:
         if not within[i]:
             return None
         k = int(owner[i])
-        return k, self.coef[k] @ np.concatenate([s, np.ravel(action), [1.0]])
+        x = self._input
+        x[:len(values)], x[len(values):-1] = s, np.ravel(action)
+        return k, self.coef[k] @ x
 
     def active(self, states: np.ndarray) -> np.ndarray:
         """The first active kernel at each of ``states`` ``(n, d)``, -1 where none (vectorised
