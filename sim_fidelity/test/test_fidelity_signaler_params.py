@@ -148,3 +148,18 @@ def test_missing_half_extents_name_the_first_three(sim):
                                           r"box_1_0_0, box_1_1_0$"):
         make(sim, {"type": "packet", "robot": "robot", "robot_half_extents": [0.5] * 3,
                    "half_extents": {"box_0_0_0": [0.1] * 3}}, pattern=r"(box_\d_\d_0)")
+
+
+def test_manual_action_and_schedule_levels_come_as_the_level_dtype_and_take_regex_lists(sim):
+    empty = (np.zeros((0, 7)), np.zeros((0, 6)))
+    current = np.full(3, H, np.int8)
+    manual = make(sim, {"type": "manual", "initial": "medium"})
+    assert manual.update(0.0, *empty, current).dtype == LEVEL_DTYPE
+    assert manual.set("low", ["box_0_0_0", "box_2_0_0"]) == 2
+    assert manual.update(0.0, *empty, current).tolist() == [L, M, L]
+    action = make(sim, {"type": "action"})
+    assert action.announce("extend", ["box_1_0_0"]) == 1
+    out = action.update(0.0, *empty, current)
+    assert out.dtype == LEVEL_DTYPE and out.tolist() == [L, H, L]
+    sched = make(sim, {"type": "schedule", "table": [{"time": 0.0, "level": "low"}]})
+    assert sched.update(1.0, *empty, current).dtype == LEVEL_DTYPE

@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Sequence
 import numpy as np
 
 from ...simulator.protocol import EntityKind, Simulator
-from ..errors import LevelError, ParamError
+from ..errors import ParamError
 from ..levels import LEVEL_DTYPE, Level, parse_level
 from ..trees import Tree
 
@@ -27,44 +27,44 @@ REQUIRED = object()
 
 def _float(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ParamError("", f"expected a number, got {v!r}")
+        raise ValueError(f"expected a number, got {v!r}")
     return float(v)
 
 
 def _nonneg(v: Any) -> float:
     v = _float(v)
     if v < 0:
-        raise ParamError("", f"expected a number >= 0, got {v}")
+        raise ValueError(f"expected a number >= 0, got {v}")
     return v
 
 
 def _int(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ParamError("", f"expected an integer, got {v!r}")
+        raise ValueError(f"expected an integer, got {v!r}")
     return v
 
 
 def _vec3(v: Any) -> np.ndarray:
     if not isinstance(v, (list, tuple)) or len(v) != 3:
-        raise ParamError("", f"expected a list of 3 numbers, got {v!r}")
+        raise ValueError(f"expected a list of 3 numbers, got {v!r}")
     return np.array([_nonneg(x) for x in v])
 
 
 def _patterns(v: Any) -> list[str]:
     v = [v] if isinstance(v, str) else v
     if not isinstance(v, list) or not v or not all(isinstance(p, str) for p in v):
-        raise ParamError("", f"expected a regex or a non-empty list of regexes, got {v!r}")
+        raise ValueError(f"expected a regex or a non-empty list of regexes, got {v!r}")
     for p in v:
         try:
             re.compile(p)
         except re.error as e:
-            raise ParamError("", f"bad regex {p!r}: {e}") from None
+            raise ValueError(f"bad regex {p!r}: {e}") from None
     return v
 
 
 def _level_map(v: Any) -> dict[str, Level]:
     if not isinstance(v, dict) or not v:
-        raise ParamError("", f"expected a mapping of names to levels, got {v!r}")
+        raise ValueError(f"expected a mapping of names to levels, got {v!r}")
     return {str(k): parse_level(x) for k, x in v.items()}
 
 
@@ -76,16 +76,18 @@ def _vec3_or_map(v: Any) -> np.ndarray | dict[str, np.ndarray]:
 
 def _schedule(v: Any) -> list[tuple[float, Level, str]]:
     if not isinstance(v, list):
-        raise ParamError("", f"expected a list of {{time, level[, trees]}}, got {v!r}")
+        raise ValueError(f"expected a list of {{time, level[, trees]}}, got {v!r}")
     rows = []
     for i, row in enumerate(v):
         if not isinstance(row, dict) or "time" not in row or "level" not in row:
-            raise ParamError("", f"entry [{i}] needs 'time' and 'level', got {row!r}")
+            raise ValueError(f"entry [{i}] needs 'time' and 'level', got {row!r}")
         rows.append((_nonneg(row["time"]), parse_level(row["level"]),
                      _patterns(row.get("trees", ".*"))[0]))
     return sorted(rows, key=lambda r: r[0])
 
 
+# kind -> converter; a converter raises ValueError saying what is wrong with the value, and
+# check_params turns it into a ParamError naming the parameter
 KINDS: dict[str, Callable[[Any], Any]] = {
     "float": _float, "nonneg": _nonneg, "int": _int, "level": parse_level, "vec3": _vec3,
     "patterns": _patterns, "level_map": _level_map, "vec3_or_map": _vec3_or_map,
@@ -116,7 +118,7 @@ def check_params(declared: dict[str, Param], given: dict) -> dict[str, Any]:
             continue
         try:
             out[key] = KINDS[param.kind](given[key])
-        except (ParamError, LevelError) as e:
+        except ValueError as e:  # a converter's message (LevelError is a ValueError too)
             raise ParamError(key, str(e)) from None
     return out
 
