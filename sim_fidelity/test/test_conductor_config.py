@@ -4,6 +4,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sdf_snippets import GROUND, box_model, world
 
@@ -146,3 +147,18 @@ def test_the_example_of_docs_conductor_md_is_a_valid_config():
     config = parse_config_text(example, "docs/conductor.md")
     assert [t.name for t in config.triggers] == ["grasp", "drop"]
     assert config.responsibilities == {("cube", "pose"): "hand"}
+
+
+def test_the_scene_section_places_objects_at_start(tmp_path):
+    text = GOOD.replace("responsibilities: {box: {pose: hand}}",
+                        "scene: {box: {type: crate, pose: [1, 2, 3, 0, 0, 1.0]}}")
+    conductor, config = build_conductor(write(tmp_path, text))
+    assert config.scene["box"].type == "crate"
+    pose = conductor.model("world").value("box", POSE)
+    np.testing.assert_allclose(pose[:3], [1, 2, 3], atol=1e-12)
+    np.testing.assert_allclose(pose[3:], [0, 0, np.sin(0.5), np.cos(0.5)], atol=1e-12)
+    for bad in ("[1, 2]", "[1, 2, 3, 0, 0, 0, 0]", "[a, b, c]"):
+        path = write(tmp_path, GOOD + f"scene: {{box: {{pose: {bad}}}}}\n")
+        with pytest.raises(ConductorConfigError) as info:
+            build_conductor(path)
+        assert info.value.key == "scene.box.pose"

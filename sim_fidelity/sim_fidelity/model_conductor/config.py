@@ -7,6 +7,7 @@
       world: {type: simulator, main: true, parameters: {world: drop.sdf}}
       hand: {type: carrier, stepping: service, period: 0.01, parameters: {entities: [ball]}}
       monitor: {type: "my_pkg.models:GraspMonitor", stepping: clock}
+    scene: {ball: {type: ball, pose: [0, 0, 1.5]}}  # initial objects (x y z [rpy | quaternion])
     responsibilities: {ball: {pose: world}}        # initial holders beyond the defaults
     variables: {reach: 0.15}
     evaluators:                                      # named expressions
@@ -41,10 +42,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from ..simulator import poses as pose_math
 from . import evaluators as evaluator_registry
-from .conductor import Conductor
+from .conductor import Conductor, SceneObject
 from .demo_models import Carrier, Integrator, ProximityMonitor
 from .errors import (
     ConductorConfigError,
@@ -72,7 +75,8 @@ MODEL_ENTRY_POINT_GROUP = "sim_fidelity.models"
 BUILTIN_MODELS: dict[str, type[Model]] = {
     "simulator": SimulatorModel, "carrier": Carrier, "integrator": Integrator,
     "proximity_monitor": ProximityMonitor}
-TOP_KEYS = ("conductor", "models", "responsibilities", "variables", "evaluators", "triggers")
+TOP_KEYS = ("conductor", "models", "scene", "responsibilities", "variables", "evaluators",
+            "triggers")
 MODEL_KEYS = ("type", "main", "stepping", "period", "parameters")
 CONDUCTOR_KEYS = ("step", "realtime", "twist_follows_pose", "parallel")
 TRIGGER_KEYS = ("on", "let", "when", "do")
@@ -101,6 +105,7 @@ class EnsembleConfig:
     variables: dict[str, Any] = field(default_factory=dict)
     named: dict[str, NamedExpression] = field(default_factory=dict)
     triggers: list[Trigger] = field(default_factory=list)
+    scene: dict[str, SceneObject] = field(default_factory=dict)
 
     def build(self, models: Mapping[str, Model] | None = None) -> Conductor:
         """A conductor with the models registered (``models`` replaces configured ones by name,
@@ -121,11 +126,13 @@ class EnsembleConfig:
         conductor.handler = TriggerProcess(self.triggers, functions, self.named)
         return conductor
 
-    def initialise(self, conductor: Conductor, scene=None) -> None:
-        """Initialise with the configured responsibilities; a pair no model represents is a
-        config error naming its key."""
+    def initialise(self, conductor: Conductor,
+                   scene: Mapping[str, SceneObject] | None = None) -> None:
+        """Initialise with the configured responsibilities and scene (objects of ``scene``, e.g.
+        a start request's, replace the config's); a pair no model represents is a config error
+        naming its key."""
         try:
-            conductor.initialise(scene, self.responsibilities)
+            conductor.initialise({**self.scene, **(scene or {})}, self.responsibilities)
         except ResponsibilityError as e:
             raise ConductorConfigError(self.file, "responsibilities", str(e)) from None
 
@@ -179,6 +186,7 @@ def parse_config(data: Any, file: str = "<config>", base_dir: Path | None = None
     config.variables = dict(p.mapping(data.get("variables") or {}, "variables"))
     config.named = p.named(data.get("evaluators") or {})
     config.triggers = p.triggers(data.get("triggers") or {}, config)
+    config.scene = p.scene(data.get("scene") or {})
     return config
 
 
@@ -291,6 +299,37 @@ class _Parser:
                     raise self.error(f"{key}.{attribute}", f"unknown model '{model}' (models: "
                                      f"{', '.join(sorted(models))})")
                 out[(str(entity), str(attribute))] = str(model)
+        return out
+
+    def scene(self, value: Any) -> dict[str, SceneObject]:
+        """Initial objects: ``name: {type: ..., pose: [x, y, z] | [x, y, z, roll, pitch, yaw] |
+        [x, y, z, qx, qy, qz, qw]}``."""
+        out = {}
+        for name, entry in self.mapping(value, "scene").items():
+            key = f"scene.{name}"
+            entry = self.mapping(entry, key, ("type", "pose"))
+            pose = None
+            if entry.get("pose") is not None:
+                raw = entry["pose"]
+                numbers = (isinstance(raw, list) and len(raw) in (3, 6, 7)
+                           and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                   for v in raw))
+                if not numbers:
+                    raise self.error(f"{key}.pose", "must be 3 (x y z), 6 (x y z roll pitch "
+                                     f"yaw) or 7 (x y z qx qy qz qw) numbers; got {raw!r}")
+                xyz = np.asarray(raw[:3], float)
+                if len(raw) == 3:
+                    quat = np.array([0.0, 0.0, 0.0, 1.0])
+                elif len(raw) == 6:
+                    quat = pose_math.rpy_to_quat(*raw[3:])
+                else:
+                    quat = np.asarray(raw[3:], float)
+                    norm = np.linalg.norm(quat)
+                    if not norm > 1e-9:
+                        raise self.error(f"{key}.pose", "the quaternion is zero")
+                    quat = quat / norm
+                pose = np.concatenate([xyz, quat])
+            out[str(name)] = SceneObject(str(entry.get("type") or ""), pose)
         return out
 
     def named(self, value: Any) -> dict[str, NamedExpression]:
