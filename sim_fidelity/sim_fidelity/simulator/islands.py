@@ -42,11 +42,20 @@ def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.n
     slack = np.full((nunits, nunits), np.inf)
     ttc = np.full((nunits, nunits), np.inf)
     own = np.flatnonzero(unit >= 0)
+    own = own[np.argsort(unit[own], kind="stable")]  # geoms grouped by unit
     lo, hi, centre, radius = lo[own], hi[own], centre[own], radius[own]
     speed, unit = speed[own], unit[own]
+    if not len(own):
+        return slack, ttc
     move = reach(speed, horizon, gravity)
-    for start in range(0, len(own), ROW_CHUNK):
-        rows = slice(start, start + ROW_CHUNK)
+    starts = np.flatnonzero(np.r_[True, unit[1:] != unit[:-1]])  # first geom of each unit
+    units = unit[starts]
+    ends = np.r_[starts[1:], len(own)]
+    first = 0
+    while first < len(starts):  # blocks of whole units, about ROW_CHUNK geoms each
+        last = max(first + 1, int(np.searchsorted(starts, starts[first] + ROW_CHUNK)))
+        last = min(last, len(starts))
+        rows = slice(starts[first], ends[last - 1])
         sep = np.maximum(0.0, np.maximum(lo[rows, None, :] - hi[None, :, :],
                                          lo[None, :, :] - hi[rows, None, :]))
         boxes = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
@@ -54,12 +63,17 @@ def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.n
         spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
                    - radius[rows, None] - radius[None, :])
         gap = np.maximum(boxes, np.maximum(spheres, 0.0))
-        ua, ub = np.broadcast_arrays(unit[rows, None], unit[None, :])
-        other = ua != ub
-        pair = (ua[other], ub[other])
-        np.minimum.at(slack, pair, (gap - move[rows, None] - move[None, :])[other])
-        np.minimum.at(ttc, pair, time_to_contact(gap, speed[rows, None] + speed[None, :],
-                                                 gravity)[other])
+        local = starts[first:last] - starts[first]
+        block = np.ix_(units[first:last], units)
+        for out, value in ((slack, gap - move[rows, None] - move[None, :]),
+                           (ttc, time_to_contact(gap, speed[rows, None] + speed[None, :],
+                                                 gravity))):
+            per_unit = np.minimum.reduceat(np.minimum.reduceat(value, starts, axis=1), local,
+                                           axis=0)
+            out[block] = per_unit
+        first = last
+    np.fill_diagonal(slack, np.inf)
+    np.fill_diagonal(ttc, np.inf)
     return np.minimum(slack, slack.T), np.minimum(ttc, ttc.T)
 
 

@@ -100,7 +100,7 @@ class IslandParallelEngine(MujocoEngine):
     """
 
     def __init__(self, world, *, threads: int | None = None, horizon: int = 10,
-                 max_interval: int = 100, **kwargs):
+                 max_interval: int = 500, **kwargs):
         if threads is None:
             threads = int(world.physics.get("island_threads", 0))
         if threads < 0:
@@ -346,7 +346,8 @@ class IslandParallelEngine(MujocoEngine):
             his.append(hi)
             centres.append(d.geom_xpos)
             radii.append(m.geom_rbound)
-            owner.append(gu)
+            # geoms that collide with nothing (visuals, COLLISION lever off) bring no one closer
+            owner.append(np.where((m.geom_contype | m.geom_conaffinity) != 0, gu, -1))
         lo, hi, owner = np.concatenate(los), np.concatenate(his), np.concatenate(owner)
         slack, ttc = islands.pair_bounds(
             lo, hi, np.concatenate(centres), np.concatenate(radii), np.concatenate(speeds),
