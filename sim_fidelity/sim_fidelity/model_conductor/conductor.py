@@ -80,7 +80,9 @@ class Listener(Protocol):
 
 
 class SignalHandler(Protocol):
-    """The trigger process (:class:`~sim_fidelity.model_conductor.triggers.TriggerProcess`)."""
+    """The trigger process (:class:`~sim_fidelity.model_conductor.triggers.TriggerProcess`).
+    An attribute ``wants_outputs = False`` spares the conductor passing every output as a
+    signal."""
 
     def handle(self, conductor: "Conductor", signal: Signal) -> None: ...
 
