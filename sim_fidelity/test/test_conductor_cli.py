@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,3 +77,19 @@ def test_bench_stepping_shows_lock_step_exact_and_clock_skipping(capsys):
     assert set(result["rtf_ratios"]) == {"alone/service", "clock/service",
                                          "clock-realtime/service"}
     assert main(["bench", "stepping", "--setups", "sometimes"]) == 2
+
+
+def test_the_handover_example_config_runs_as_its_comment_says(tmp_path, capsys):
+    config = Path(__file__).resolve().parents[1] / "config" / "conductor" / "handover.yaml"
+    bag = write_recording(tmp_path / "handover", [
+        action(0.0, "start"), action(0.2, "move_hand", {"object": "sphere_000"}),
+        action(0.6, "release"), action(1.0, "end")])
+    assert main(["conduct", str(config), "--bag", str(bag), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    moves = [(t["attribute"], t["to_model"], round(t["time"], 2)) for t in result["transfers"]
+             if t["cause"] != "config"]
+    assert moves == [("pose", "hand", 0.2), ("twist", "hand", 0.2), ("pose", "world", 0.6),
+                     ("twist", "world", 0.6)]
+    assert result["variables"] == {"carried": None}
+    assert [m["skips"] + m["steps"] for m in result["models"] if m["name"] == "monitor"] == [
+        result["ticks"]]
