@@ -55,3 +55,16 @@ def test_duplicate_tree_names_list_the_first_five(sim):
     with pytest.raises(ConfigError, match=r"trees: duplicate tree names: box_0_0_0, box_0_1_0, "
                                           r"box_0_2_0, box_1_0_0, box_1_1_0$"):
         trees(sim, a=spec, b=spec)
+
+
+def test_an_unkeyed_group_is_one_tree_whose_key_is_empty(sim):
+    found = trees(sim, scene={"objects": [{"type": "shape", "pattern": r"box_0_\d_0"}],
+                              "anchor": "robot{key}"})
+    assert list(found) == ["scene"]
+    assert found["scene"].anchor == "robot" and len(found["scene"].objects) == 3
+
+
+def test_only_the_repeated_names_are_listed_as_duplicates(sim):
+    with pytest.raises(ConfigError, match=r"trees: duplicate tree names: box_0_0_0$"):
+        trees(sim, a={"objects": [{"type": "shape", "pattern": r"(box_\d_\d_0)"}], "name": "{key}"},
+              b={"objects": [{"type": "shape", "pattern": r"(box_0_0_0)"}], "name": "{key}"})
