@@ -13,6 +13,7 @@ commit.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -82,27 +83,24 @@ def score(counts: dict[str, int]) -> float:
 
 
 def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[str, str]:
-    """Each mutant written into the copy (``mutmut apply``) and judged by a fresh pytest process:
-    for tests that start rclpy, which cannot be used again in a process forked after it ran."""
-    pristine = {m: (work / m).read_text() for m in target["modules"]}
+    """Each mutant judged by a fresh pytest process in mutmut's copy (``MUTANT_UNDER_TEST``
+    switches mutmut's trampolines to it): for tests that start rclpy, which hangs in a process
+    forked after it was used, as mutmut's own runs are."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     judged = {}
-    for mutant, status in sorted(found.items()):
-        if status == "no tests":
-            judged[mutant] = status
-            continue
-        subprocess.run([sys.executable, "-m", "mutmut", "apply", mutant], cwd=work, check=True,
-                       capture_output=True)
+    todo = [m for m, status in sorted(found.items()) if status != "no tests"]
+    for i, mutant in enumerate(todo, 1):
         try:
             rc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                                 "no:cacheprovider", *target["tests"]], cwd=work,
-                                capture_output=True, timeout=600).returncode
+                                 "no:cacheprovider", *target["tests"]], cwd=work / "mutants",
+                                env={**env, "MUTANT_UNDER_TEST": mutant}, capture_output=True,
+                                timeout=600).returncode
             judged[mutant] = "survived" if rc == 0 else "killed"
         except subprocess.TimeoutExpired:
             judged[mutant] = "timeout"
-        finally:
-            for module, text in pristine.items():
-                (work / module).write_text(text)
-    return judged
+        if i % 25 == 0 or i == len(todo):
+            print(f"[mutation]   {i}/{len(todo)} judged", flush=True)
+    return {**{m: s for m, s in found.items() if s == "no tests"}, **judged}
 
 
 def run(name: str, target: dict) -> dict:
