@@ -157,6 +157,10 @@ def test_the_scene_section_places_objects_at_start(tmp_path):
     pose = conductor.model("world").value("box", POSE)
     np.testing.assert_allclose(pose[:3], [1, 2, 3], atol=1e-12)
     np.testing.assert_allclose(pose[3:], [0, 0, np.sin(0.5), np.cos(0.5)], atol=1e-12)
+    path = write(tmp_path, GOOD + "scene: {table: {pose: [0, 0, 0]}}\n")
+    with pytest.raises(ConductorConfigError, match="scene: scene object 'table' has a pose but "
+                                                   "no model represents its pose"):
+        build_conductor(path)
     for bad in ("[1, 2]", "[1, 2, 3, 0, 0, 0, 0]", "[a, b, c]"):
         path = write(tmp_path, GOOD + f"scene: {{box: {{pose: {bad}}}}}\n")
         with pytest.raises(ConductorConfigError) as info:

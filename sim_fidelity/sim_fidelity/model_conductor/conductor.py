@@ -308,14 +308,23 @@ class Conductor:
         for change in changes:
             self._apply_initial(change)
         for name, obj in self._scene.items():
-            if obj.pose is not None and self.responsibilities.holder(name, POSE):
-                holder = self.member(self.responsibilities.holder(name, POSE))
-                holder.model.take(name, POSE, np.asarray(obj.pose, float))
+            if obj.pose is None:
+                continue
+            holder = self.responsibilities.holder(name, POSE)
+            if holder is None:
+                raise ResponsibilityError(
+                    f"scene object '{name}' has a pose but no model represents its pose "
+                    f"(entities with a pose: {', '.join(sorted(self._posed())) or 'none'})")
+            self.member(holder).model.take(name, POSE, np.asarray(obj.pose, float))
         self._update_held()
         self._initialised = True
         self._propagate()
         for change in changes:
             self._tell(lambda listener, c=change: listener.on_transfer(c))
+
+    def _posed(self) -> list[str]:
+        return [e for e in self.responsibilities.entities()
+                if self.responsibilities.holder(e, POSE) is not None]
 
     def _resolve(self, member: Member) -> dict[str, Any] | None:
         """The model's parameters, or None while one depends on a model not yet initialised."""

@@ -134,7 +134,8 @@ class EnsembleConfig:
         try:
             conductor.initialise({**self.scene, **(scene or {})}, self.responsibilities)
         except ResponsibilityError as e:
-            raise ConductorConfigError(self.file, "responsibilities", str(e)) from None
+            key = "scene" if str(e).startswith("scene object") else "responsibilities"
+            raise ConductorConfigError(self.file, key, str(e)) from None
 
     def _used_functions(self) -> set[str]:
         used = set()

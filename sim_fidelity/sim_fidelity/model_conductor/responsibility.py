@@ -51,10 +51,6 @@ class Responsibilities:
         """Models that represent the pair, in declaration order."""
         return list(self._representers.get((entity, attribute), ()))
 
-    def pairs(self) -> list[Pair]:
-        """Every pair some model represents."""
-        return list(self._representers)
-
     def entities(self) -> list[str]:
         return list(dict.fromkeys(e for e, _ in self._representers))
 
