@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,8 +106,12 @@ def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[
 
 def run(name: str, target: dict) -> dict:
     """Run mutmut on one target; returns per-module counts, scores and survivors."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=False).stdout.strip() or "?"
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     work = prepare(name, target)
-    print(f"[mutation] {name}: {', '.join(target['modules'])}", flush=True)
+    print(f"[mutation] {name} at {commit} (working tree copied {started}): "
+          f"{', '.join(target['modules'])}", flush=True)
     with (work / "mutmut.log").open("w") as log:
         subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"], cwd=work,
                        stdout=log, stderr=subprocess.STDOUT, check=False)
@@ -132,7 +137,7 @@ def run(name: str, target: dict) -> dict:
         modules[f"{module_of(names[0])}:{function}"] = {
             "counts": counts, "survivors": [m for m in names if all_statuses[m] == "survived"]}
     for module, entry in modules.items():
-        entry["score"] = score(entry["counts"])
+        entry.update(score=score(entry["counts"]), commit=commit, started=started)
         counts = ", ".join(f"{n} {k}" for k, n in sorted(entry["counts"].items()))
         print(f"[mutation]   {module}: {entry['score']:.1%} killed ({counts})", flush=True)
         for s in entry["survivors"]:
