@@ -208,3 +208,15 @@ def test_a_live_source_feeds_the_run_until_closed():
     feeder.join()
     assert report.messages == 3 and report.time < 5.0
     assert main.stamps[-1] == pytest.approx(0.02)
+
+
+def test_a_failing_clock_model_stops_the_run_with_its_name():
+    class Broken(Integrator):
+        def step(self, dt):
+            raise RuntimeError("solver exploded")
+
+    conductor = Conductor(step=0.01, realtime=True)
+    conductor.register(Integrator("main"), main=True)
+    conductor.register(Broken("broken", stepping=Stepping.CLOCK))
+    with pytest.raises(ModelError, match="model 'broken': RuntimeError: solver exploded"):
+        conductor.run(duration=0.1)

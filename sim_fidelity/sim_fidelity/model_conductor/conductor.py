@@ -618,6 +618,11 @@ class Conductor:
                     if ahead > 0:
                         self._stop.wait(ahead)
                 self.tick()
+            self._stop.set()  # a model thread that failed in the last tick is reported too
+            for member in self._members.values():
+                if member.thread is not None:
+                    member.thread.join()
+            self._check_threads()
         finally:
             wall = _time.perf_counter() - wall0
             self.stop()
