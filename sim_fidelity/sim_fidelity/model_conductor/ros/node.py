@@ -92,7 +92,7 @@ def discard(conductor: Conductor) -> None:
     for model in conductor.models.values():
         try:
             model.stop()
-        except Exception:  # noqa: BLE001 -- a model never started may refuse; the rest still go
+        except Exception:  # a model never started may refuse to stop; the others still go
             pass
 
 
