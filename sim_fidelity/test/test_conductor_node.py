@@ -235,3 +235,40 @@ def test_sigint_during_a_run_stops_the_models_and_closes_the_log(ensemble):
     contents = read_log(log)
     assert {(t.entity, t.to_model) for t in contents.transfers} >= {("ball", "world")}
     assert contents.outputs["world"] and contents.outputs["hand"]
+
+
+def test_a_model_node_that_dies_mid_run_ends_the_run_with_its_name(tmp_path):
+    """When a remote model's node goes away, its step gets no answer: the run ends, the log is
+    closed, ~/running turns false and ~/stop says which model failed; the conductor keeps serving
+    and exits cleanly."""
+    from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
+
+    config = tmp_path / "ensemble.yaml"
+    config.write_text(textwrap.dedent("""
+        models:
+          main: {type: integrator, main: true}
+          hand: {type: remote, parameters: {entities: [ball]}}
+    """))
+    domain = next_domain()
+    hand = start_model_node("hand", "carrier", domain, tmp_path / "hand.log")
+    conductor = start_conductor(config, domain, tmp_path / "conductor.log", timeout=2.0)
+    probe = Probe(domain)
+    try:
+        req = StartEnsemble.Request(source=StartEnsemble.Request.SOURCE_NONE,
+                                    log=str(tmp_path / "log"))
+        res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
+        assert res.success, res.message
+        hand.kill()
+        hand.wait(10)
+        assert wait_for(lambda: (tmp_path / "log" / "metadata.yaml").exists(), TIMEOUT)
+        stopped = probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(),
+                             TIMEOUT)
+        assert not stopped.success and "failed" in stopped.message, stopped.message
+        assert "model 'hand'" in stopped.message and "/hand/step" in stopped.message, \
+            stopped.message
+        assert read_log(stopped.log).outputs["hand"]
+    finally:
+        probe.close()
+        code = stop(conductor, signal.SIGINT)
+    text = (tmp_path / "conductor.log").read_text()
+    assert code == 0 and "Traceback" not in text, text

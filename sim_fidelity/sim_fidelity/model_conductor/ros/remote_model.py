@@ -42,6 +42,7 @@ class RemoteModel(Model):
         self._ros = None  # the proxy's own rclpy node, created on the first call
         self._registered_as: int | None = None
         self._kind = ModelKind.SIMULATION
+        self._unreachable = False
         self._values: dict[tuple[str, str], Any] = {}
         self._output: dict[str, Any] = {}
         self._stale = True  # values/output to be fetched before they are read
@@ -57,8 +58,12 @@ class RemoteModel(Model):
         if self._ros is None:
             self._ros = _ServiceNode(f"{self.name}_proxy_{os.getpid()}_{next(_proxies)}",
                                      self._domain_id)
-        response = self._ros.call(f"{self.node_name}/{service}", srv_type,
-                                  srv_type.Request(**fields), self.timeout, self.name)
+        try:
+            response = self._ros.call(f"{self.node_name}/{service}", srv_type,
+                                      srv_type.Request(**fields), self.timeout, self.name)
+        except ModelError:
+            self._unreachable = True  # the node is gone or hung; that error was reported
+            raise
         if not response.success:
             raise ModelError(self.name, f"{service}: {response.message}")
         return response
@@ -113,10 +118,12 @@ class RemoteModel(Model):
         self._stale = True
 
     def stop(self) -> None:
-        """Stop the remote model and close the proxy's node."""
+        """Stop the remote model and close the proxy's node (a node that stopped answering is
+        not asked again: its first silence was the error)."""
         from sim_fidelity_interfaces.srv import ModelLifecycle
         try:
-            self._call("lifecycle", ModelLifecycle, command=ModelLifecycle.Request.STOP)
+            if not self._unreachable:
+                self._call("lifecycle", ModelLifecycle, command=ModelLifecycle.Request.STOP)
         finally:
             if self._ros is not None:
                 self._ros.close()
