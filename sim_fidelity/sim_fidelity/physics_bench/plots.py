@@ -62,6 +62,7 @@ def speedup_curves(world: str, summaries: dict[str, list[SettingSummary]], path:
         ax.plot(threads, [s.speedup_mean for s in rows], "o-", label=f"{mode}: average")
         ax.plot(threads, [s.speedup_min for s in rows], "s--", label=f"{mode}: best case")
     ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks(sorted({s.threads for rows in summaries.values() for s in rows}))
     ax.set_xlabel("threads (0 = serial control)")
     ax.set_ylabel("median speed-up over control [x]")
     ax.set_title(f"{world}: speed-up of the physics step")
