@@ -20,6 +20,7 @@ from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.islands import deal, groups, pair_bounds, time_to_contact
 from sim_fidelity.simulator.parallel import IslandParallelEngine
 from sim_fidelity.world_generators import drop_test
+from sim_fidelity.world_generators.joint_tree import generate as joint_tree_text
 
 REPO = Path(__file__).resolve().parents[1]
 WORLDS = REPO / "worlds"
@@ -282,6 +283,19 @@ def test_time_steps_times_each_call_and_advances_the_world():
     engine.close()
     pool = make_engine(WORLDS / "joint_tree_1x4.sdf", "pool", 2)
     assert time_steps(pool, 5).shape == (5,)
+
+
+def test_thread_counts_come_from_the_sdf_unless_given(tmp_path):
+    from sim_fidelity.commands.bench_physics import thread_counts, world_path
+    path = tmp_path / "w.sdf"
+    path.write_text(joint_tree_text(island_threads=3))
+    assert thread_counts(None, path) == [0, 3]
+    assert thread_counts("2,1", path) == [0, 1, 2]  # the control is always measured
+    with pytest.raises(stats.TimingError, match="integers"):
+        thread_counts("two", path)
+    assert world_path("dual_pr2") == WORLDS / "dual_pr2.sdf"
+    with pytest.raises(stats.TimingError, match="no world file"):
+        world_path(str(tmp_path / "missing.sdf"))
 
 
 def test_bench_physics_command_json_and_plots(tmp_path, capsys):
