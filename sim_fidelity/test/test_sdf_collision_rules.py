@@ -173,7 +173,7 @@ def test_friction_mu_with_mujocos_torsional_and_rolling_defaults(surface, mu):
 def test_bad_collisions_are_refused_naming_line_and_element(collisions, message):
     with pytest.raises(SdfError) as info:
         compiled(one_link(collisions))
-    assert message in str(info.value) and info.value.line is not None, str(info.value)
+    assert str(info.value).endswith(message) and info.value.line is not None, str(info.value)
     assert info.value.element in ("collision", "geometry", "mu")
 
 
