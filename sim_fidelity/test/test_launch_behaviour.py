@@ -189,8 +189,9 @@ def test_bad_parameters_and_a_missing_simulator_exit_2(tmp_path):
 
 
 def test_a_signal_while_the_nodes_load_stops_them_cleanly(tmp_path):
-    """SIGINT 0.3 s after start, while each node still loads rclpy and MuJoCo (a launch stopped
-    right after it started): exit 0 within the deadline, no stack trace. Without the entry points'
+    """SIGINT as soon as each entry point has run its first line, while the node still loads rclpy
+    and MuJoCo (a launch stopped right after it started): exit 0 within the deadline, no stack
+    trace. Without the entry points'
     early signal capture, Python's default SIGINT ends a loading node with a KeyboardInterrupt
     trace."""
     domain = next_domain()
@@ -201,10 +202,29 @@ def test_a_signal_while_the_nodes_load_stops_them_cleanly(tmp_path):
              "kernel_manager": {"kernels": "k.yaml"}}
     procs = {exe: start_as_launch(exe, domain, tmp_path / f"{exe}.log", params=params)
              for exe, params in nodes.items()}
-    time.sleep(0.3)
+    for exe, proc in procs.items():
+        catching_sigterm(exe, proc, tmp_path)
     started = time.monotonic()
     for proc in procs.values():
         proc.send_signal(signal.SIGINT)
     codes = stopped_within(procs, started, tmp_path)
     assert codes == dict.fromkeys(nodes, 0), logs(tmp_path)
     assert_clean(tmp_path)
+
+
+def catching_sigterm(name: str, proc: subprocess.Popen, tmp: Path,
+                     deadline_s: float = 60.0) -> None:
+    """Wait until ``proc`` catches SIGTERM (/proc/PID/status SigCgt): the entry point's first line
+    has run and rclpy and MuJoCo are still to load. Python catches SIGINT but not SIGTERM from its
+    own start, so this is the earliest moment the entry point answers for, under any load."""
+    bit = 1 << (signal.SIGTERM - 1)
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end and proc.poll() is None:
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines()
+                          if line.startswith("SigCgt:")), 16)
+        if caught & bit:
+            return
+        time.sleep(0.005)
+    pytest.fail(f"{name} never installed its SIGTERM handler (exit code {proc.poll()})\n"
+                f"{logs(tmp)}")
