@@ -1,7 +1,12 @@
 """Small SDF scenes shared by the engine, server and manager tests."""
 from __future__ import annotations
 
-from sim_fidelity.world_generators.sdf_text import box_model, ground_plane, world  # noqa: F401 (re-exported)
+from sim_fidelity.world_generators.sdf_text import (  # noqa: F401 (re-exported)
+    ball_model,
+    box_model,
+    ground_plane,
+    world,
+)
 
 GROUND = ground_plane("ground")
 

@@ -5,7 +5,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from sdf_snippets import GROUND, servo_pendulum, world
+from sdf_snippets import GROUND, ball_model, servo_pendulum, world
 
 from sim_fidelity.model_conductor.config import build_conductor
 from sim_fidelity.model_conductor.data_sources import (
@@ -17,16 +17,7 @@ from sim_fidelity.model_conductor.data_sources import (
 from sim_fidelity.model_conductor.errors import ConductorError
 from sim_fidelity.model_conductor.log import BagLog, read_log
 
-BALL = """
-    <model name="ball">
-      <pose>0 0 1 0 0 0</pose>
-      <link name="link">
-        <inertial><mass>0.2</mass>
-          <inertia><ixx>1e-4</ixx><iyy>1e-4</iyy><izz>1e-4</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
-        </inertial>
-        <collision name="c"><geometry><sphere><radius>0.05</radius></sphere></geometry></collision>
-      </link>
-    </model>"""
+BALL = ball_model("ball", 0, 0, 1)
 ENSEMBLE = """
 models:
   world: {type: simulator, main: true, parameters: {world: arm.sdf}}

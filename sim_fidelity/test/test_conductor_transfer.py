@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sdf_snippets import GROUND, world
+from sdf_snippets import GROUND, ball_model, world
 
 from sim_fidelity.model_conductor.conductor import Conductor, SceneObject
 from sim_fidelity.model_conductor.demo_models import Carrier
@@ -15,16 +15,7 @@ from sim_fidelity.simulator.protocol import Lever
 
 G = 9.81
 H = 0.001  # engine step
-BALL = """
-    <model name="ball">
-      <pose>0 0 5 0 0 0</pose>
-      <link name="link">
-        <inertial><mass>0.2</mass>
-          <inertia><ixx>1e-4</ixx><iyy>1e-4</iyy><izz>1e-4</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
-        </inertial>
-        <collision name="c"><geometry><sphere><radius>0.05</radius></sphere></geometry></collision>
-      </link>
-    </model>"""
+BALL = ball_model("ball", 0, 0, 5)
 
 
 def ensemble(velocity=(0.5, 0.0, 1.0)) -> tuple[Conductor, SimulatorModel, Carrier]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from sdf_snippets import GROUND, box_model, world
+from sdf_snippets import GROUND, ball_model, box_model, world
 
 from sim_fidelity.model_conductor import evaluators
 from sim_fidelity.model_conductor.config import build_conductor
@@ -13,21 +13,11 @@ from sim_fidelity.model_conductor.errors import ExpressionError
 from sim_fidelity.model_conductor.expressions import parse
 from sim_fidelity.model_conductor.model import POSE
 
-BALL = """
-    <model name="ball">
-      <pose>{x} 0 {z} 0 0 0</pose>
-      <link name="link">
-        <inertial><mass>0.2</mass>
-          <inertia><ixx>1e-4</ixx><iyy>1e-4</iyy><izz>1e-4</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
-        </inertial>
-        <collision name="c"><geometry><sphere><radius>0.05</radius></sphere></geometry></collision>
-      </link>
-    </model>"""
-
 
 def scene(tmp_path, ball_z=0.05, cube_x=2.0) -> str:
     """Ground, a ball, a cube ``cube_x`` away and a static 'gripper' 0.25 m above the ball."""
-    sdf = world("table", GROUND, BALL.format(x=0, z=ball_z), box_model("cube", cube_x, 0, 0.2),
+    sdf = world("table", GROUND, ball_model("ball", 0, 0, ball_z),
+                box_model("cube", cube_x, 0, 0.2),
                 box_model("gripper", 0.0, 0, 0.3, edge=0.05, static=True))
     (tmp_path / "table.sdf").write_text(sdf)
     return "table.sdf"

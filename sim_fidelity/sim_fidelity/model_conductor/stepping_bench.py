@@ -24,23 +24,14 @@ import mujoco
 import numpy as np
 
 from ..simulator.engine import MujocoEngine
-from ..world_generators.sdf_text import ground_plane, world
+from ..world_generators.sdf_text import ball_model, ground_plane, world
 from .conductor import Conductor
 from .demo_models import Carrier
 from .model import POSE, Stepping
 from .simulation_model import SimulatorModel
 
 SETUPS = ("alone", "service", "clock", "clock-realtime")
-BALL = """
-    <model name="ball">
-      <pose>0 0 1 0 0 0</pose>
-      <link name="link">
-        <inertial><mass>0.2</mass>
-          <inertia><ixx>1e-4</ixx><iyy>1e-4</iyy><izz>1e-4</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
-        </inertial>
-        <collision name="c"><geometry><sphere><radius>0.05</radius></sphere></geometry></collision>
-      </link>
-    </model>"""
+BALL = ball_model("ball", 0, 0, 1)
 VELOCITY = (0.5, 0.0, 0.0)
 
 

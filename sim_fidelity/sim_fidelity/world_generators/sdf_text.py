@@ -22,6 +22,23 @@ def box_model(name: str, x: float, y: float, z: float, edge: float | tuple = 0.4
     </model>"""
 
 
+def ball_model(name: str, x: float, y: float, z: float, radius: float = 0.05,
+               mass: float = 0.2) -> str:
+    """A one-link solid sphere model centred at ``(x, y, z)``."""
+    i = 0.4 * mass * radius * radius
+    return f"""
+    <model name="{name}">
+      <pose>{x:.6g} {y:.6g} {z:.6g} 0 0 0</pose>
+      <link name="link">
+        <inertial><mass>{mass:.6g}</mass>
+          <inertia><ixx>{i:.6g}</ixx><iyy>{i:.6g}</iyy><izz>{i:.6g}</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
+        </inertial>
+        <collision name="collision"><geometry><sphere><radius>{radius:.6g}</radius></sphere>\
+</geometry></collision>
+      </link>
+    </model>"""
+
+
 def ground_plane(name: str = "ground_plane") -> str:
     return f"""
     <model name="{name}">
