@@ -241,6 +241,7 @@ def test_a_model_node_that_dies_mid_run_ends_the_run_with_its_name(tmp_path):
     """When a remote model's node goes away, its step gets no answer: the run ends, the log is
     closed, ~/running turns false and ~/stop says which model failed; the conductor keeps serving
     and exits cleanly."""
+    from sim_fidelity_interfaces.msg import ModelOutput
     from sim_fidelity_interfaces.srv import StartEnsemble, StopEnsemble
 
     config = tmp_path / "ensemble.yaml"
@@ -256,8 +257,11 @@ def test_a_model_node_that_dies_mid_run_ends_the_run_with_its_name(tmp_path):
     try:
         req = StartEnsemble.Request(source=StartEnsemble.Request.SOURCE_NONE,
                                     log=str(tmp_path / "log"))
+        outputs = probe.capture(ModelOutput, "/model_conductor/output/hand")
         res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
         assert res.success, res.message
+        # killed once it has stepped: a kill before the run's first step fails its start instead
+        assert wait_for(lambda: outputs, TIMEOUT), "the hand never published an output"
         hand.kill()
         hand.wait(10)
         assert wait_for(lambda: (tmp_path / "log" / "metadata.yaml").exists(), TIMEOUT)
