@@ -95,7 +95,7 @@ def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[
             rc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
                                  "no:cacheprovider", *target["tests"]], cwd=work / "mutants",
                                 env={**env, "MUTANT_UNDER_TEST": mutant}, capture_output=True,
-                                timeout=600).returncode
+                                timeout=120).returncode
             judged[mutant] = "survived" if rc == 0 else "killed"
         except subprocess.TimeoutExpired:
             judged[mutant] = "timeout"
