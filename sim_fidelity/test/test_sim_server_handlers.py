@@ -296,3 +296,68 @@ def test_result_for_carries_code_and_message():
     res = results.result_for(InvalidPoseError("tilted"), si.SetEntityState.Response)
     assert (res.result, res.error_message) == (si.SetEntityState.Response.INVALID_POSE, "tilted")
     assert results.ok().result == Result.RESULT_OK and results.ok().error_message == ""
+
+
+# ---------------------------------------------------------------------- states, spawn sources
+def test_get_entity_state_answers_pose_twist_time_and_frame(served):
+    served.call("/step_simulation", steps=100)
+    res = served.call("/get_entity_state", entity="floating")
+    pose, twist = served.engine.get_states(["floating"])
+    state = res.state
+    assert code(res) == Result.RESULT_OK and state.header.frame_id == "world"
+    assert state.header.stamp.sec + 1e-9 * state.header.stamp.nanosec == pytest.approx(0.1)
+    assert [state.pose.position.x, state.pose.position.y, state.pose.position.z] == \
+        pytest.approx(pose[0, :3])
+    assert state.twist.linear.z == pytest.approx(twist[0, 2]) and twist[0, 2] < -0.5  # falling
+
+
+def test_set_entity_state_sets_the_twist_too(served):
+    req = si.SetEntityState.Request(entity="floating")
+    req.state.pose.position.z, req.state.pose.orientation.w = 2.0, 1.0
+    req.state.twist.linear.x, req.state.twist.angular.z = 0.5, 1.5
+    assert code(served.call("/set_entity_state", req)) == Result.RESULT_OK
+    np.testing.assert_allclose(served.engine.get_states(["floating"])[1], [[0.5, 0, 0, 0, 0, 1.5]],
+                               atol=1e-9)
+
+
+def test_spawn_from_a_file_uri_at_a_turned_pose(served, tmp_path):
+    model = tmp_path / "crate.sdf"
+    model.write_text(BOX)
+    req = si.SpawnEntity.Request(name="crate", uri=str(model))
+    req.initial_pose.pose.position.x = 7.0
+    req.initial_pose.pose.orientation.z = req.initial_pose.pose.orientation.w = 0.5 ** 0.5
+    assert code(served.call("/spawn_entity", req)) == Result.RESULT_OK
+    np.testing.assert_allclose(served.engine.get_states(["crate"])[0][0],
+                               [7, 0, 0, 0, 0, 0.5 ** 0.5, 0.5 ** 0.5], atol=1e-9)
+    # a resource string wins over a uri given beside it
+    res = served.call("/spawn_entity", name="both", resource_string=BOX, uri="model://nowhere")
+    assert code(res) == Result.RESULT_OK, res.result.error_message
+
+
+def test_a_deleted_spawn_is_not_deleted_again_by_a_reset(served):
+    assert code(served.call("/spawn_entity", name="extra", resource_string=BOX)) == Result.RESULT_OK
+    assert code(served.call("/delete_entity", entity="extra")) == Result.RESULT_OK
+    res = served.call("/reset_simulation", scope=RESET.SCOPE_SPAWNED)
+    assert code(res) == Result.RESULT_OK, res.result.error_message
+
+
+def test_a_model_whose_joints_are_all_fixed_is_no_robot(context):
+    bolted = ('<model name="bolted"><link name="a"><pose>0 -3 1 0 0 0</pose></link>'
+              '<link name="b"><pose>0 -3 1.2 0 0 0</pose></link>'
+              '<joint name="j" type="fixed"><parent>a</parent><child>b</child></joint></model>')
+    import rclpy
+    node = rclpy.create_node("sim_server_bolted", context=context)
+    engine = MujocoEngine.from_string(world("w", GROUND, bolted, servo_pendulum()))
+    server = SimServer(node, engine, real_time_factor=0.0, paused=True, publish_rate=0.0,
+                       odometry=[])
+    try:
+        handler = {s.srv_name: s for s in node.services}["/get_entity_info"]
+        info = handler.callback(si.GetEntityInfo.Request(entity="bolted"),
+                                si.GetEntityInfo.Response()).info
+        assert info.category.category == EntityCategory.CATEGORY_DYNAMIC_OBJECT
+        info = handler.callback(si.GetEntityInfo.Request(entity="arm"),
+                                si.GetEntityInfo.Response()).info
+        assert info.category.category == EntityCategory.CATEGORY_ROBOT
+    finally:
+        server.stop()
+        node.destroy_node()
