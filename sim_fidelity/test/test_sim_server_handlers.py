@@ -361,3 +361,30 @@ def test_a_model_whose_joints_are_all_fixed_is_no_robot(context):
     finally:
         server.stop()
         node.destroy_node()
+
+
+def test_filters_by_category_box_and_bad_regex(served):
+    from geometry_msgs.msg import Vector3
+    req = si.GetEntities.Request()
+    req.filters.categories = [EntityCategory(category=EntityCategory.CATEGORY_STATIC_OBJECT)]
+    assert set(served.call("/get_entities", req).entities) == {"ground", "ground::link", "wall",
+                                                               "wall::link"}
+    req = si.GetEntities.Request()
+    req.filters.bounds.type = Bounds.TYPE_BOX  # corners in any order; faces count as inside
+    req.filters.bounds.points = [Vector3(x=3.0, y=1.0, z=1.0), Vector3(x=2.0, y=-1.0, z=0.0)]
+    assert set(served.call("/get_entities", req).entities) == {"floating", "floating::link"}
+    req.filters.bounds.points = [Vector3(x=3.0, y=1.0, z=0.99), Vector3(x=2.0, y=-1.0, z=0.0)]
+    assert served.call("/get_entities", req).entities == []
+    req.filters.bounds.type = Bounds.TYPE_SPHERE  # the radius is the second point's x
+    req.filters.bounds.points = [Vector3(x=2.0, y=0.0, z=0.0), Vector3(x=1.0, y=5.0, z=5.0)]
+    assert set(served.call("/get_entities", req).entities) == {"floating", "floating::link"}
+    req.filters.bounds.points = [Vector3(x=2.0, y=0.0, z=0.0), Vector3(x=0.99, y=5.0, z=5.0)]
+    assert served.call("/get_entities", req).entities == []
+    req.filters.bounds.points = req.filters.bounds.points[:1]
+    res = served.call("/get_entities", req)
+    assert res.result.error_message == ("only TYPE_BOX (2 corner points) and TYPE_SPHERE (centre, "
+                                        "radius in x) bounds are supported")
+    req = si.GetEntities.Request()
+    req.filters.filter = "([bad"
+    res = served.call("/get_entities", req)
+    assert res.result.error_message.startswith("filter '([bad' is not a regular expression: ")
