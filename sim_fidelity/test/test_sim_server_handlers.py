@@ -152,10 +152,11 @@ def test_spawn_codes_and_names(served):
         res = spawn(name=bad, resource_string=BOX)
         assert code(res) == res.NAME_INVALID and f"'{bad}'" in res.result.error_message
     res = spawn(name="u", resource_string="<robot name='r'><link name='a'/></robot>")
-    assert code(res) == res.UNSUPPORTED_FORMAT and "URDF" in res.result.error_message
+    assert code(res) == res.UNSUPPORTED_FORMAT
+    assert res.result.error_message == "URDF is not supported: spawn SDF"
     res = spawn(name="none", resource_string="  ")
-    assert code(res) == res.NO_RESOURCE and "neither uri nor resource_string" in \
-        res.result.error_message
+    assert code(res) == res.NO_RESOURCE
+    assert res.result.error_message.endswith(": neither uri nor resource_string given")
     res = spawn(name="gone", uri="model://no_such_model_here")
     assert code(res) == res.NO_RESOURCE and "no_such_model_here" in res.result.error_message
     res = spawn(name="broken", resource_string="<sdf version='1.9'><model name='x'><link")
