@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data import data_dir
 from .errors import WorldGenerationError
+from .sdf_text import physics_1ms_block
 
 DEFAULT_OUTPUT = data_dir("worlds") / "drop_test.sdf"
 
@@ -83,13 +84,7 @@ def generate(n: int = 100, seed: int = 0, step_size: float = 0.001, **kwargs) ->
 do not edit by hand. -->
 <sdf version="1.7">
   <world name="drop_test">
-    <physics name="1ms" type="ode">
-      <max_step_size>{step_size}</max_step_size>
-      <real_time_factor>1</real_time_factor>
-      <real_time_update_rate>{round(1.0 / step_size)}</real_time_update_rate>
-    </physics>
-    <gravity>0 0 -9.8</gravity>
-    <model name="ground_plane">
+{physics_1ms_block(step_size)}    <model name="ground_plane">
       <static>true</static>
       <link name="link">
         <collision name="collision">

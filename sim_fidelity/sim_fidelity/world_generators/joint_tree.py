@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..data import data_dir
 from .errors import WorldGenerationError
+from .sdf_text import physics_1ms_block
 
 ROD = 0.3  # link length [m]
 RADIUS = 0.02  # link radius [m]
@@ -84,15 +85,7 @@ tilt={tilt:g}); do not edit by hand. {trees * link_count(layers)} links, \
 {trees * link_count(layers)} ball joints. -->
 <sdf version="1.7">
   <world name="joint_tree">
-    <physics name="1ms" type="ode">
-      <max_step_size>0.001</max_step_size>
-      <real_time_factor>1</real_time_factor>
-      <real_time_update_rate>1000</real_time_update_rate>
-      <ode><solver><type>quick</type><iters>50</iters><sor>1.3</sor>\
-<island_threads>{island_threads}</island_threads></solver></ode>
-    </physics>
-    <gravity>0 0 -9.8</gravity>
-    <model name="ground_plane">
+{physics_1ms_block(island_threads=island_threads)}    <model name="ground_plane">
       <static>true</static>
       <link name="link">
         <collision name="collision">

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..data import data_dir
+from .sdf_text import physics_1ms_block
 
 # name: (origin xyz in the model frame, mass, com xyz in the link frame,
 #        inertia ixx ixy ixz iyy iyz izz)
@@ -286,15 +287,7 @@ def world_sdf(name: str, placements: list[tuple[str, float, float]],
      {name}.world: {len(placements)} PR2(s) on a flat ground plane, not interacting. -->
 <sdf version="1.7">
   <world name="{name}">
-    <physics name="1ms" type="ode">
-      <max_step_size>0.001</max_step_size>
-      <real_time_factor>1</real_time_factor>
-      <real_time_update_rate>1000</real_time_update_rate>
-      <ode><solver><type>quick</type><iters>50</iters><sor>1.3</sor>\
-<island_threads>{island_threads}</island_threads></solver></ode>
-    </physics>
-    <gravity>0 0 -9.8</gravity>
-    <model name="ground_plane">
+{physics_1ms_block(island_threads=island_threads)}    <model name="ground_plane">
       <static>true</static>
       <link name="link">
         <collision name="collision">
