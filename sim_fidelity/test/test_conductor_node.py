@@ -20,7 +20,7 @@ from sim_fidelity.simulator.ros.convert import pose_msg
 TIMEOUT = 30.0
 G = 9.81
 ENSEMBLE = """
-    conductor: {step: 0.01}
+    conductor: {step: 0.01, realtime: true}
     models:
       world: {type: ros_simulator, main: true, parameters: {entities: "^(ball|crate)$"}}
       hand: {type: remote, parameters: {entities: [ball], velocity: [0.5, 0.0, 0.0]}}
@@ -36,8 +36,19 @@ ENSEMBLE = """
 """
 
 
+@pytest.fixture
+def ensemble(ensemble_processes):
+    """The module's ensemble, with any run a test left behind (a test that failed half-way)
+    stopped afterwards, so that the next test finds the conductor idle."""
+    from sim_fidelity_interfaces.srv import StopEnsemble
+
+    yield ensemble_processes
+    probe = ensemble_processes[0]
+    probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(), TIMEOUT)
+
+
 @pytest.fixture(scope="module")
-def ensemble(tmp_path_factory):
+def ensemble_processes(tmp_path_factory):
     """sim_server (paused, a ball and a crate over the ground), the hand's model_node and the
     conductor node, in one DDS domain; yields (probe, folder, domain)."""
     folder = tmp_path_factory.mktemp("conductor_node")
@@ -84,7 +95,7 @@ def test_the_conductor_node_drives_sim_server_and_hands_the_ball_over(ensemble):
     probe, folder, _ = ensemble
     changes = probe.capture(ResponsibilityChange, "/model_conductor/responsibility")
     outputs = probe.capture(ModelOutput, "/model_conductor/output/hand")
-    req = StartEnsemble.Request(objects=["ball"], poses=[pose_msg([0, 0, 5.0, 0, 0, 0, 1])],
+    req = StartEnsemble.Request(objects=["ball"], poses=[pose_msg([0, 0, 50.0, 0, 0, 0, 1])],
                                 source=StartEnsemble.Request.SOURCE_NONE,
                                 log=str(folder / "handover_log"))
     res = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
@@ -93,9 +104,13 @@ def test_the_conductor_node_drives_sim_server_and_hands_the_ball_over(ensemble):
     again = probe.call(StartEnsemble, "/model_conductor/start", req, TIMEOUT)
     assert not again.success and "a run is under way" in again.message
 
-    assert wait_for(lambda: ball_pose(probe)[2] < 4.5, TIMEOUT)  # falling from z = 5
+    assert wait_for(lambda: ball_pose(probe)[2] < 49.5, TIMEOUT)  # falling from z = 50
+    seen = len(outputs)
     grasp = trigger(probe, "grasp")
     assert grasp.success and grasp.fired, grasp.message
+    # the hand's first two outputs holding the ball: the transfer has taken effect in sim_server
+    assert wait_for(lambda: sum("ball" in m.entities for m in outputs[seen:]) >= 2, TIMEOUT), \
+        "the hand never published the ball's pose after the grasp"
     held = ball_pose(probe)
     assert wait_for(lambda: ball_pose(probe)[0] > held[0] + 0.1, TIMEOUT)
     carried = ball_pose(probe)
@@ -107,7 +122,8 @@ def test_the_conductor_node_drives_sim_server_and_hands_the_ball_over(ensemble):
     assert not unknown.success and "service triggers: drop, grasp, never" in unknown.message
     drop = trigger(probe, "drop")
     assert drop.success and drop.fired, drop.message
-    assert wait_for(lambda: ball_pose(probe)[2] < carried[2] - 0.2, TIMEOUT)  # falls again
+    assert wait_for(lambda: ball_pose(probe)[2] < carried[2] - 0.2, TIMEOUT), \
+        f"dropped at {carried}, the ball stayed at {ball_pose(probe)}"  # falls again
 
     stopped = probe.call(StopEnsemble, "/model_conductor/stop", StopEnsemble.Request(), TIMEOUT)
     assert stopped.success and "stop called" in stopped.message, stopped.message
