@@ -23,25 +23,14 @@ from sim_fidelity.reality_gap import (
     read_history,
     write_run,
 )
+from sim_fidelity.reality_gap.bench import FIELD_SPEC
 
 WAYPOINTS = np.array([[0.0, 0.0], [5.0, 15.0], [-5.0, 15.0], [0.0, 0.0]])
 STEPS = 20  # samples per mission
 
 
 def bench_spec(rollouts: int = 100) -> Spec:
-    odom = {"topic": "/odom", "type": "nav_msgs/msg/Odometry"}
-    drive = {"topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped"}
-    return Spec.from_dict({
-        "state": [{"name": "x", **odom, "field": "pose.pose.position.x"},
-                  {"name": "y", **odom, "field": "pose.pose.position.y"},
-                  {"name": "pitch", "topic": "/imu", "type": "sensor_msgs/msg/Imu",
-                   "field": "orientation", "convert": "pitch", "weight": 4.0}],
-        "action": [{"name": "speed", **drive, "field": "drive.speed",
-                    "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
-                   {"name": "steering", **drive, "field": "drive.steering_angle",
-                    "bins": [-0.6, -0.2, 0.2, 0.6]}],
-        "distance": {"eps_c": 0.5}, "rollouts": {"count": rollouts, "max_steps": 100},
-    })
+    return Spec.from_dict({**FIELD_SPEC, "rollouts": {"count": rollouts, "max_steps": 100}})
 
 
 def missions(n_transitions: int, real: bool, rng: np.random.Generator):

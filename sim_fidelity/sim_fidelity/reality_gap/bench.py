@@ -96,21 +96,24 @@ def lookup_timing(spec: Spec, counts=(10, 100, 1000), members: int = 1, states: 
     return rows
 
 
+_ODOM = {"topic": "/odom", "type": "nav_msgs/msg/Odometry"}
+_DRIVE = {"topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped"}
+FIELD_SPEC = {  # the field test's state (x, y, pitch) and actions (speed x steering, 15)
+    "state": [{"name": "x", **_ODOM, "field": "pose.pose.position.x"},
+              {"name": "y", **_ODOM, "field": "pose.pose.position.y"},
+              {"name": "pitch", "topic": "/imu", "type": "sensor_msgs/msg/Imu",
+               "field": "orientation", "convert": "pitch", "weight": 4.0}],
+    "action": [{"name": "speed", **_DRIVE, "field": "drive.speed",
+                "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
+               {"name": "steering", **_DRIVE, "field": "drive.steering_angle",
+                "bins": [-0.6, -0.2, 0.2, 0.6]}],
+    "distance": {"eps_c": 0.5},
+}
+
+
 def lookup_spec() -> Spec:
-    """The field test's state (x, y, pitch) and actions (speed x steering, 15), eps_c 0.5."""
-    odom = {"topic": "/odom", "type": "nav_msgs/msg/Odometry"}
-    drive = {"topic": "/cmd", "type": "ackermann_msgs/msg/AckermannDriveStamped"}
-    return Spec.from_dict({
-        "state": [{"name": "x", **odom, "field": "pose.pose.position.x"},
-                  {"name": "y", **odom, "field": "pose.pose.position.y"},
-                  {"name": "pitch", "topic": "/imu", "type": "sensor_msgs/msg/Imu",
-                   "field": "orientation", "convert": "pitch", "weight": 4.0}],
-        "action": [{"name": "speed", **drive, "field": "drive.speed",
-                    "bins": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]},
-                   {"name": "steering", **drive, "field": "drive.steering_angle",
-                    "bins": [-0.6, -0.2, 0.2, 0.6]}],
-        "distance": {"eps_c": 0.5},
-    })
+    """The field test's spec (:data:`FIELD_SPEC`), eps_c 0.5."""
+    return Spec.from_dict(FIELD_SPEC)
 
 
 def _percent(value: float | None) -> str:
