@@ -3,7 +3,8 @@
 Each sub-command is a module of :mod:`sim_fidelity.commands` with ``register(subparsers)``, listed
 here; a module that does not import stops ``simfid`` with its traceback (nothing is skipped).
 Errors the project raises on purpose (:class:`~sim_fidelity.errors.SimFidelityError`) are printed
-in one line with exit code 2; anything else shows its traceback.
+in one line with exit code 2, and so is a bad flag (:class:`OneLineParser`; the flags' ranges
+are argparse types of :mod:`sim_fidelity.flag_types`); anything else shows its traceback.
 """
 from __future__ import annotations
 
@@ -15,13 +16,20 @@ import time
 from .errors import SimFidelityError
 
 # simfid <command> ...: the modules under sim_fidelity.commands, in --help order.
-COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct")
+COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct", "record")
 # simfid <group> <member> ...: each member is the module commands.<group>_<member>.
 GROUPS = {
     "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics",
                                                           "stepping", "conductor")),
     "example": ("worked examples of the papers", ("oned",)),
 }
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _command(name: str):
@@ -31,7 +39,7 @@ def _command(name: str):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``simfid`` parser with every sub-command registered."""
-    parser = argparse.ArgumentParser(prog="simfid", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="simfid", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         _command(name).register(sub)
