@@ -2,23 +2,32 @@
 
 Declared by :func:`sim_fidelity.ros_node.declare_parameters`; read without rclpy by the launch-file
 checks (test/test_cli_and_launch.py): every parameter a launch file passes must be here with a
-compatible type. A double parameter takes integers too.
+compatible type. A double parameter takes integers too. A number states its range here (default:
+any finite number); every node checks it at start (one line naming parameter, value and range,
+exit code 2), so a new parameter only needs ``Param(default, description, above(0))``.
 """
 from __future__ import annotations
 
+from .ranges import above, at_least
 from .ros_node import Param
 
 SIM_SERVER = {
     "world": Param("", "SDF world file to load"),
-    "real_time_factor": Param(1.0, "target real-time factor; 0 runs as fast as possible"),
+    "real_time_factor": Param(1.0, "target real-time factor; 0 runs as fast as possible",
+                              at_least(0)),
     "paused": Param(False, "start paused (step with /step_simulation or play with "
                            "/set_simulation_state)"),
-    "step_size": Param(0.0, "physics step in seconds; 0 keeps the world's max_step_size"),
-    "publish_rate": Param(50.0, "rate of the state topics (odometry, sensor values) in Hz"),
-    "odometry": Param([""], "regexes of model names whose nav_msgs/Odometry is published"),
+    "step_size": Param(0.0, "physics step in seconds; 0 keeps the world's max_step_size",
+                       at_least(0)),
+    "publish_rate": Param(50.0, "rate of the state topics (odometry, sensor values) in Hz",
+                          above(0)),
+    "odometry": Param([""], "regexes of model names whose nav_msgs/Odometry is published",
+                      regex=True),
     "sleep": Param(False, "turn on MuJoCo's sleeping islands"),
-    "sleep_tolerance": Param(0.0, "velocity below which bodies fall asleep; 0 = MuJoCo's default"),
-    "solver_iterations": Param(0, "constraint solver iterations; 0 = MuJoCo's default (100)"),
+    "sleep_tolerance": Param(0.0, "velocity below which bodies fall asleep; 0 = MuJoCo's default",
+                             at_least(0)),
+    "solver_iterations": Param(0, "constraint solver iterations; 0 = MuJoCo's default (100)",
+                               at_least(0)),
     "serve_levers": Param(True, "serve the fidelity-lever services; false = plain "
                                 "simulation_interfaces, as Gazebo serves it"),
 }
@@ -27,26 +36,27 @@ FIDELITY_MANAGER = {
     "config": Param("", "fidelity YAML of the scene"),
     "preset": Param("", "preset name, one of the config's presets (hifi, adfi-1, adfi-2, adfi-3 "
                         "and its own); empty = the config's default_preset"),
-    "rate": Param(20.0, "ticks per second of simulation time"),
+    "rate": Param(20.0, "ticks per second of simulation time", above(0)),
     "server": Param("/sim_server", "node name of the simulator's lever services"),
     "world_file": Param("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
-    "timeout": Param(10.0, "seconds to wait for a simulator answer"),
+    "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 
 KERNEL_MANAGER = {
     "kernels": Param("", "kernels file (YAML) written by 'simfid kernels generate'"),
-    "rate": Param(0.0, "ticks per second of simulation time; 0 = the spec's sampling rate"),
+    "rate": Param(0.0, "ticks per second of simulation time; 0 = the spec's sampling rate",
+                  at_least(0)),
     "server": Param("/sim_server", "node name of the simulator's sim_fidelity services"),
-    "timeout": Param(10.0, "seconds to wait for a simulator service"),
+    "timeout": Param(10.0, "seconds to wait for a simulator service", above(0)),
 }
 
 UNLOADING_CONTROLLER = {
     "world": Param("", "world name: joint states come on /world/<world>/model/<model>/joint_state"),
     "model": Param("unloader", "the robot's model name"),
-    "packets": Param(r"packet_\d+", "regex of the packet model names"),
+    "packets": Param(r"packet_\d+", "regex of the packet model names", regex=True),
     "seed": Param(0, "controller seed (target jitter, dwell times)"),
     "action_topic": Param("/fidelity_manager/action", "where extend/retract are announced"),
-    "timeout": Param(10.0, "seconds to wait for a simulator answer"),
+    "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 
 MODEL_CONDUCTOR = {
@@ -60,8 +70,9 @@ MODEL_CONDUCTOR = {
                               "else from the live topics"),
     "bag": Param("", "autostart: the recording to play back (MCAP file or rosbag2 folder)"),
     "duration": Param(0.0, "autostart: seconds of simulated time; 0 = until the data ends or "
-                           "~/stop"),
-    "timeout": Param(10.0, "seconds to wait for a remote model or simulator to answer"),
+                           "~/stop", at_least(0)),
+    "timeout": Param(10.0, "seconds to wait for a remote model or simulator to answer",
+                     above(0)),
 }
 
 MODEL_NODE = {

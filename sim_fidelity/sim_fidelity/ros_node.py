@@ -1,10 +1,14 @@
 """The life of every node of this package: parameters, signals and the rclpy plumbing, in one place.
 
-Parameters come from a table of :class:`Param` (default, description, allowed values). Whatever
-``--ros-args -p``, ``--params-file`` or a launch file passes is checked against it: a double
-parameter takes integers too (``-p rate:=50`` and launch arguments type whole numbers as
-INTEGER), an enumerated one names its allowed values when given another. The parameter is then
-declared with its own type, read-only (nodes read their parameters once, at start).
+Parameters come from a table of :class:`Param` (default, description, then what is allowed: a
+:class:`~sim_fidelity.ranges.Range` for a number, choices for an enumeration, ``regex=True`` for
+regular expressions). Whatever ``--ros-args -p``, ``--params-file`` or a launch file passes is
+checked against it at start: a double parameter takes integers too (``-p rate:=50`` and launch
+arguments type whole numbers as INTEGER), a number must be finite and in its range, an
+enumerated one names its allowed values when given another; a violation is one line naming the
+parameter, the value and what is allowed, exit code 2. The parameter is then declared with its
+own type, read-only (nodes read their parameters once, at start). A new parameter states its
+range where it is declared: ``Param(20.0, "ticks per second", above(0))``.
 
 SIGINT and SIGTERM become :class:`~sim_fidelity.shutdown.Interrupted` in the main thread (rclpy's
 own handlers are off, so the context stays valid through the clean-up); a second signal, as a
@@ -20,12 +24,14 @@ launch-file checks use :class:`Param` without it.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable, Union
 
 from .errors import SimFidelityError
+from .ranges import FINITE, Range
 
 ParamValue = Union[bool, int, float, str, list]
 Cleanup = Callable[[], int]  # undo what the node did; returns an exit code (0: all restored)
@@ -46,12 +52,15 @@ class ParameterError(SimFidelityError):
 
 @dataclass(frozen=True)
 class Param:
-    """One node parameter: its default (whose type is the parameter's), what it means, and, for
-    an enumerated parameter, the allowed values."""
+    """One node parameter: its default (whose type is the parameter's), what it means, and what
+    is allowed: ``range`` for a number (any finite one by default), ``choices`` for an
+    enumeration, ``regex`` for a string or list of strings that are regular expressions."""
 
     default: ParamValue
     description: str
+    range: Range = FINITE
     choices: tuple[str, ...] = ()
+    regex: bool = False
 
     @property
     def type(self) -> type:
@@ -71,7 +80,25 @@ class Param:
         if self.choices and value not in self.choices:
             raise ParameterError(node, name, f"must be one of {', '.join(self.choices)}; "
                                              f"got {value!r}")
+        if kind in (int, float) and (problem := self.range.problem(value)) is not None:
+            raise ParameterError(node, name, problem)
+        if self.regex:
+            for pattern in [value] if isinstance(value, str) else value:
+                try:
+                    re.compile(pattern)
+                except re.error as e:
+                    raise ParameterError(node, name, f"must be a regular expression; "
+                                                     f"{pattern!r}: {e}") from None
         return list(value) if kind is list else kind(value)
+
+    @property
+    def constraint(self) -> str:
+        """What is allowed, in words (the parameter descriptor's ``additional_constraints``)."""
+        if self.choices:
+            return f"one of: {', '.join(self.choices)}"
+        if self.type in (int, float):
+            return str(self.range)
+        return "regular expressions" if self.regex else ""
 
 
 def declare_parameters(node, table: dict[str, Param]) -> dict[str, ParamValue]:
@@ -90,7 +117,7 @@ def declare_parameters(node, table: dict[str, Param]) -> dict[str, ParamValue]:
         node.undeclare_parameter(name)
         node.declare_parameter(name, value, ParameterDescriptor(
             description=param.description, read_only=True,
-            additional_constraints=f"one of: {', '.join(param.choices)}" if param.choices else ""),
+            additional_constraints=param.constraint),
             ignore_override=True)
         values[name] = value
     return values

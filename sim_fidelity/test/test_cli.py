@@ -67,7 +67,7 @@ def test_bad_value_names_the_option(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["sim", str(WORLD), "--duration", "soon"])
     assert done.value.code == 2
-    assert "--duration: invalid float value: 'soon'" in capsys.readouterr().err
+    assert "--duration: must be a number (>= 0), got 'soon'" in capsys.readouterr().err
 
 
 def test_project_error_is_one_line_and_exit_2(tmp_path):

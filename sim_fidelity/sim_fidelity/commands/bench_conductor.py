@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..flag_types import count, number
+from ..ranges import above
+
 
 def _counts(text: str) -> tuple[int, ...]:
     try:
@@ -19,11 +22,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "(paper 003, Table 1)")
     p.add_argument("--particles", type=_counts, default=(50, 100),
                    help="particle counts of the split setups (default 50,100)")
-    p.add_argument("--duration", type=float, default=None,
+    p.add_argument("--duration", type=number(above(0)), default=None,
                    help="sim seconds per setup (default: the whole recording)")
-    p.add_argument("--repeats", type=int, default=1,
+    p.add_argument("--repeats", type=count(), default=1,
                    help="rounds of all setups in turn; each RTF is the median (default 1)")
-    p.add_argument("--tick", type=float, default=None,
+    p.add_argument("--tick", type=number(above(0)), default=None,
                    help="the conductor's tick in seconds, a multiple of the 1 ms physics step "
                    "(default: one physics step)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")

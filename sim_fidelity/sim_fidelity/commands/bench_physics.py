@@ -18,11 +18,13 @@ from pathlib import Path
 import mujoco
 
 from ..data import data_dir
+from ..flag_types import count, integer, number
 from ..physics_bench.alternatives import rollout_throughput
 from ..physics_bench.appendix import write_figures
 from ..physics_bench.plots import speedup_curves, step_time_boxes
 from ..physics_bench.stats import TimingError, summarise
 from ..physics_bench.timing import MODES, run_trials
+from ..ranges import above, at_least
 from ..simulator.sdf import load_world
 
 
@@ -36,12 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "world's island_threads)")
     p.add_argument("--modes", default="islands",
                    help=f"comma-separated, of {','.join(MODES)} (default islands)")
-    p.add_argument("--trials", type=int, default=10, help="trials per setting (default 10)")
-    p.add_argument("--duration", type=float, default=10.0,
+    p.add_argument("--trials", type=count(), default=10, help="trials per setting (default 10)")
+    p.add_argument("--duration", type=number(above(0)), default=10.0,
                    help="simulated seconds per trial (default 10)")
-    p.add_argument("--batch", type=int, default=1,
+    p.add_argument("--batch", type=count(), default=1,
                    help="steps per timed engine.step call (default 1: every step timed alone)")
-    p.add_argument("--rollout", type=int, default=0, metavar="WORLDS",
+    p.add_argument("--rollout", type=integer(at_least(0)), default=0, metavar="WORLDS",
                    help="also measure mujoco.rollout throughput of this many copies of the world")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
     p.add_argument("--plots", type=Path, default=None, help="folder for the PNG figures")

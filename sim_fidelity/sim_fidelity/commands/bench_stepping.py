@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..flag_types import number
+from ..ranges import above, at_least
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``stepping`` to the sub-commands of ``simfid bench``."""
@@ -12,9 +15,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("stepping", help="model conductor: lock-step exactness and "
                               "real-time factor of service vs clock stepping (paper 003)")
-    p.add_argument("--duration", type=float, default=2.0, help="simulated seconds per setup")
-    p.add_argument("--step", type=float, default=0.01, help="the main model's tick, seconds")
-    p.add_argument("--cost", type=float, default=0.015,
+    p.add_argument("--duration", type=number(above(0)), default=2.0,
+                   help="simulated seconds per setup")
+    p.add_argument("--step", type=number(above(0)), default=0.01,
+                   help="the main model's tick, seconds")
+    p.add_argument("--cost", type=number(at_least(0)), default=0.015,
                    help="wall seconds the slow model sleeps per step")
     p.add_argument("--setups", default=",".join(SETUPS),
                    help="comma-separated, of " + ",".join(SETUPS))
@@ -32,11 +37,6 @@ def run(args: argparse.Namespace) -> int:
     if unknown or not setups:
         raise ConductorError(f"unknown setups {', '.join(unknown) or '(none given)'}; "
                              f"setups: {', '.join(SETUPS)}")
-    for name, value in (("--duration", args.duration), ("--step", args.step)):
-        if not value > 0:
-            raise ConductorError(f"{name} must be positive; got {value}")
-    if args.cost < 0:
-        raise ConductorError(f"--cost must not be negative; got {args.cost}")
     result = run_bench(args.duration, args.step, args.cost, setups)
     if args.json:
         print(json.dumps(result))

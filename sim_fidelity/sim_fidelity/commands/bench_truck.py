@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..flag_types import count, number, output_folder
+from ..ranges import above
 from ..truck.bench import MODES, TICK_PERIOD
 
 
@@ -12,12 +14,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", choices=("A", "B", "C"), default="B")
     p.add_argument("--modes", default=",".join(MODES),
                    help="comma-separated, of " + ",".join(MODES))
-    p.add_argument("--duration", type=float, default=60.0, help="sim seconds per run")
-    p.add_argument("--repeats", type=int, default=3, help="seeds 0..N-1, the same for every mode")
-    p.add_argument("--tick-period", type=float, default=TICK_PERIOD,
+    p.add_argument("--duration", type=number(above(0)), default=60.0, help="sim seconds per run")
+    p.add_argument("--repeats", type=count(), default=3,
+                   help="seeds 0..N-1, the same for every mode")
+    p.add_argument("--tick-period", type=number(above(0)), default=TICK_PERIOD,
                    help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")
-    p.add_argument("--plots", default=None, help="folder for the PNG figures")
+    p.add_argument("--plots", type=output_folder, default=None, help="folder for the PNG figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
 

@@ -4,19 +4,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from ..flag_types import count, integer, output_folder
+from ..ranges import at_least
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``oned`` to the sub-commands of ``simfid example``."""
     p = subparsers.add_parser("oned", help="paper 001's 1-D example: design, deploy, kernels, "
                                            "redesign")
-    p.add_argument("--missions", type=int, default=1000, help="missions per phase (default 1000)")
-    p.add_argument("--episodes", type=int, help="SARSA training missions (default: missions)")
-    p.add_argument("--plots", type=Path, help="folder for oned_fig4.png and oned_fig6.png")
-    p.add_argument("--bags", type=Path, help="keep the bags and kernels file here")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--seeds", type=int, default=1,
+    p.add_argument("--missions", type=count(), default=1000,
+                   help="missions per phase (default 1000)")
+    p.add_argument("--episodes", type=count(), help="SARSA training missions (default: missions)")
+    p.add_argument("--plots", type=output_folder, help="folder for oned_fig4.png and oned_fig6.png")
+    p.add_argument("--bags", type=output_folder, help="keep the bags and kernels file here")
+    p.add_argument("--seed", type=integer(at_least(0)), default=0)
+    p.add_argument("--seeds", type=count(), default=1,
                    help="run seeds seed .. seed + N - 1 and report the spread (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -24,11 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the five phases (per seed); print the report (or JSON) and the plots written."""
-    from ..oned.errors import OnedError
     from ..oned.example import plot, report, report_spread, run_example, spread
 
-    if args.seeds < 1:
-        raise OnedError(f"1-D example: --seeds must be >= 1, got {args.seeds}")
     outcomes = [run_example(args.missions, seed, args.episodes,
                             args.bags / f"seed_{seed}" if args.bags and args.seeds > 1
                             else args.bags, progress=sys.stderr.isatty() and not args.json)

@@ -13,6 +13,8 @@ import sys
 import time
 from typing import Any
 
+from ..flag_types import count, number
+from ..ranges import above
 from ..shutdown import Interrupted, raise_on_signals
 
 
@@ -23,9 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("world", help="SDF world file")
     p.add_argument("--config", required=True, help="fidelity configuration (YAML)")
     p.add_argument("--preset", default=None, help="preset of the config (hifi = manager off)")
-    p.add_argument("--duration", type=float, default=10.0, help="sim time to run [s]")
-    p.add_argument("--tick-every", type=int, default=1, help="physics steps per manager tick")
-    p.add_argument("--report-every", type=float, default=0.5, help="sim seconds between samples")
+    p.add_argument("--duration", type=number(above(0)), default=10.0, help="sim time to run [s]")
+    p.add_argument("--tick-every", type=count(), default=1, help="physics steps per manager tick")
+    p.add_argument("--report-every", type=number(above(0)), default=0.5,
+                   help="sim seconds between samples")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--sleep", action="store_true", help="enable MuJoCo sleeping islands")
     p.set_defaults(func=run)

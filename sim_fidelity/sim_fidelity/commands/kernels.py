@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..flag_types import count, integer, output_file
+from ..ranges import at_least
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``kernels generate|show`` to a ``simfid`` sub-command parser."""
@@ -22,15 +25,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--sim", nargs="+", required=True, metavar="BAG", help="simulation bags")
     gen.add_argument("--real", nargs="+", required=True, metavar="BAG", help="real-robot bags")
     gen.add_argument("--spec", required=True, help="state spec YAML")
-    gen.add_argument("-o", "--output", required=True, help="kernels file to write (YAML)")
-    gen.add_argument("--rollouts", type=int, help="paired roll-outs (default: the spec's)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    gen.add_argument("-o", "--output", type=output_file, required=True,
+                     help="kernels file to write (YAML)")
+    gen.add_argument("--rollouts", type=count(), help="paired roll-outs (default: the spec's)")
+    gen.add_argument("--seed", type=integer(at_least(0)), default=0, help="random seed (default 0)")
     gen.add_argument("--no-progress", action="store_true", help="no progress bars")
     gen.set_defaults(func=run_generate)
 
     show = sub.add_parser("show", help="print a kernels file; plot centres over tracks")
     show.add_argument("kernels_file", metavar="KERNELS.yaml")
-    show.add_argument("--plot", metavar="PNG", help="write a plot of the kernel centres")
+    show.add_argument("--plot", metavar="PNG", type=output_file,
+                      help="write a plot of the kernel centres")
     show.add_argument("--over", nargs="+", metavar="BAG", default=[],
                       help="bags whose tracks are drawn under the centres")
     show.add_argument("--axes", help="state components to plot, e.g. x,y (default: first two)")

@@ -5,16 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..flag_types import number
+from ..ranges import above, at_least
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``serve`` to the ``simfid`` sub-commands."""
     p = subparsers.add_parser("serve", help="serve a world over simulation_interfaces (ROS 2)")
     p.add_argument("world", help="SDF world file")
-    p.add_argument("--rtf", type=float, default=1.0,
+    p.add_argument("--rtf", type=number(at_least(0)), default=1.0,
                    help="real-time factor; 0 = as fast as possible")
     p.add_argument("--paused", action="store_true", help="start paused")
-    p.add_argument("--step-size", type=float, default=0.0, help="physics step override (s)")
-    p.add_argument("--publish-rate", type=float, default=50.0, help="state topics rate (Hz)")
+    p.add_argument("--step-size", type=number(at_least(0)), default=0.0,
+                   help="physics step override (s)")
+    p.add_argument("--publish-rate", type=number(above(0)), default=50.0,
+                   help="state topics rate (Hz)")
     p.add_argument("--odometry", nargs="*", default=[], help="models whose odometry is published")
     p.add_argument("--sleep", action="store_true", help="turn on MuJoCo's sleeping islands")
     p.set_defaults(func=run)

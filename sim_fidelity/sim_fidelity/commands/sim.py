@@ -5,15 +5,20 @@ import argparse
 import json
 import sys
 
+from ..flag_types import number
+from ..ranges import above, at_least
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``sim`` to the ``simfid`` sub-commands."""
     p = subparsers.add_parser("sim", help="simulate a world headless as fast as possible")
     p.add_argument("world", help="SDF world file")
-    p.add_argument("--duration", type=float, default=10.0, help="seconds of simulated time")
+    p.add_argument("--duration", type=number(at_least(0)), default=10.0,
+                   help="seconds of simulated time")
     p.add_argument("--json", action="store_true", help="print every model and link state as JSON")
     p.add_argument("--sleep", action="store_true", help="turn on MuJoCo's sleeping islands")
-    p.add_argument("--step-size", type=float, default=None, help="override the world's step (s)")
+    p.add_argument("--step-size", type=number(above(0)), default=None,
+                   help="override the world's step (s)")
     p.set_defaults(func=run)
 
 
