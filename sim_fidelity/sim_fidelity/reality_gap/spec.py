@@ -141,10 +141,10 @@ def _number(where: str, section: dict, key: str, kind=float, positive: bool = Tr
     value = section[key]
     try:
         out = kind(value)
-    except (TypeError, ValueError):
-        raise _fail(where, f"'{key}' must be a number, got {value!r}") from None
-    if positive and not out > 0:
-        raise _fail(where, f"'{key}' must be > 0, got {value!r}")
+    except (TypeError, ValueError, OverflowError):
+        raise _fail(where, f"'{key}' must be a finite number, got {value!r}") from None
+    if not np.isfinite(out) or (positive and not out > 0):
+        raise _fail(where, f"'{key}' must be {'> 0' if positive else 'finite'}, got {value!r}")
     return out
 
 

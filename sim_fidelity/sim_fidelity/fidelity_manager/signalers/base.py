@@ -10,6 +10,7 @@ entry-point group ``sim_fidelity.signalers``.
 """
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ REQUIRED = object()
 def _float(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValueError(f"expected a number, got {v!r}")
+    if not math.isfinite(v):
+        raise ValueError(f"expected a finite number, got {v!r}")
     return float(v)
 
 
@@ -41,6 +44,13 @@ def _nonneg(v: Any) -> float:
 def _int(v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ValueError(f"expected an integer, got {v!r}")
+    return v
+
+
+def _count(v: Any) -> int:
+    v = _int(v)
+    if v < 1:
+        raise ValueError(f"expected an integer >= 1, got {v}")
     return v
 
 
@@ -89,8 +99,8 @@ def _schedule(v: Any) -> list[tuple[float, Level, str]]:
 # kind -> converter; a converter raises ValueError saying what is wrong with the value, and
 # check_params turns it into a ParamError naming the parameter
 KINDS: dict[str, Callable[[Any], Any]] = {
-    "float": _float, "nonneg": _nonneg, "int": _int, "level": parse_level, "vec3": _vec3,
-    "patterns": _patterns, "level_map": _level_map, "vec3_or_map": _vec3_or_map,
+    "float": _float, "nonneg": _nonneg, "int": _int, "count": _count, "level": parse_level,
+    "vec3": _vec3, "patterns": _patterns, "level_map": _level_map, "vec3_or_map": _vec3_or_map,
     "schedule": _schedule,
 }
 

@@ -73,7 +73,7 @@ class PacketSignaler(Signaler):
                            "inflation of the robot box [m] (AdFi-1/2/3: 1.0/0.5/0.01)"),
         "linear_threshold": Param("nonneg", 0.01, "speed [m/s] below which a packet is still"),
         "angular_threshold": Param("nonneg", 0.05, "angular speed [rad/s] below which it is still"),
-        "still_steps": Param("int", 2, "consecutive still ticks before a packet is lowered"),
+        "still_steps": Param("count", 2, "consecutive still ticks before a packet is lowered"),
         "refresh_interval": Param("nonneg", 0.0, "period [s] of the all-HIGH refresh (0: never)"),
         "settle_period": Param("nonneg", 0.1, "duration [s] of each all-HIGH refresh"),
     }
