@@ -22,7 +22,7 @@ from rosbags.rosbag2.errors import ReaderError
 from ..simulator.poses import quat_to_rpy
 from .errors import BagError
 from .messages import typestore
-from .spec import Source, Spec
+from .spec import ANGLES, GEODETIC, Source, Spec
 
 
 @dataclass
@@ -111,7 +111,7 @@ def _read_topics(path: Path, spec: Spec) -> dict[str, tuple[np.ndarray, dict[Sou
             conns[topic] = found
         times: dict[str, list[int]] = {t: [] for t in by_topic}
         values: dict[Source, list] = {s: [] for s in sources}
-        getters = {s: attrgetter(s.field) for s in sources}
+        getters = {s: _getter(s) for s in sources}
         wanted = [c for found in conns.values() for c in found]
         for conn, stamp, raw in reader.messages(connections=wanted):
             try:
@@ -141,21 +141,34 @@ def _read_topics(path: Path, spec: Spec) -> dict[str, tuple[np.ndarray, dict[Sou
 def extract(msg, src: Source) -> float:
     """The value ``src`` reads from one message, as the ingest reads it (a ``rosbags`` message
     or a live ``rclpy`` one: both carry the same field names)."""
-    return float(_values([_scalar(attrgetter(src.field)(msg), src)], src)[0])
+    return float(_values([_scalar(_getter(src)(msg), src)], src)[0])
 
 
-def _scalar(value, src: Source) -> float | tuple[float, float, float, float]:
-    """A numeric leaf as float; a quaternion as (x, y, z, w), converted after reading."""
+def _getter(src: Source):
+    """Reads ``src.field`` of a message; an empty field (a geodetic conversion) is the message."""
+    return attrgetter(src.field) if src.field else (lambda msg: msg)
+
+
+def _scalar(value, src: Source) -> float | tuple[float, ...]:
+    """A numeric leaf as float; a quaternion as (x, y, z, w), a NavSatFix as (latitude,
+    longitude, altitude), converted after reading."""
     if src.convert is None:
         return float(value)
+    if src.convert in GEODETIC:
+        return (value.latitude, value.longitude, value.altitude)
     return (value.x, value.y, value.z, value.w)
 
 
 def _values(raw: list, src: Source) -> np.ndarray:
     if src.convert is None:
         return np.asarray(raw, dtype=float)
+    if src.convert in GEODETIC:  # through the spec's named origin (pymap3d)
+        from ..simulator.geodesy import geodetic_to_enu
+
+        lla = np.asarray(raw, dtype=float).reshape(-1, 3)
+        return geodetic_to_enu(*lla.T, src.origin)[GEODETIC.index(src.convert)]
     rpy = quat_to_rpy(np.asarray(raw, dtype=float).reshape(-1, 4))
-    return rpy[:, ("roll", "pitch", "yaw").index(src.convert)]
+    return rpy[:, ANGLES.index(src.convert)]
 
 
 def _sample(topic_series, src: Source, grid: np.ndarray, interpolation: str) -> np.ndarray:
@@ -163,7 +176,7 @@ def _sample(topic_series, src: Source, grid: np.ndarray, interpolation: str) -> 
     if interpolation == "hold" or src.is_bool:
         return values[np.searchsorted(stamps, grid, side="right") - 1]
     ref = grid[0]
-    if src.convert is None:
+    if src.convert not in ANGLES:
         return np.interp((grid - ref) / 1e9, (stamps - ref) / 1e9, values)
     unwrapped = np.interp((grid - ref) / 1e9, (stamps - ref) / 1e9, np.unwrap(values))
     return (unwrapped + np.pi) % (2 * np.pi) - np.pi

@@ -13,10 +13,13 @@ import numpy as np
 import yaml
 
 from .errors import SpecError
-from .messages import NUMERIC_TYPES, QUATERNION, field_type
+from .messages import NUMERIC_TYPES, QUATERNION, field_type, typestore
 
 INTERPOLATIONS = ("hold", "linear")
-CONVERSIONS = ("roll", "pitch", "yaw")
+ANGLES = ("roll", "pitch", "yaw")  # of a geometry_msgs/Quaternion field
+GEODETIC = ("east", "north", "up")  # of a sensor_msgs/NavSatFix, in a named origin's ENU plane
+CONVERSIONS = ANGLES + GEODETIC
+NAVSATFIX = "sensor_msgs/msg/NavSatFix"
 REWARD_MODES = ("sum", "hold")
 POSE_COMPONENTS = ("x", "y", "z", "roll", "pitch", "yaw")
 TWIST_COMPONENTS = ("vx", "vy", "vz", "wx", "wy", "wz")
@@ -34,6 +37,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
+class GeoPoint:
+    """A named origin of the spec's ``origins``: the local ENU plane's origin on WGS-84."""
+
+    latitude: float  # degrees
+    longitude: float  # degrees
+    altitude: float  # metres above the ellipsoid
+
+
+@dataclass(frozen=True)
 class Source:
     """One scalar read from a topic: ``field`` of ``type`` on ``topic``, optionally converted."""
 
@@ -41,8 +53,9 @@ class Source:
     topic: str
     type: str
     field: str
-    convert: str | None = None  # roll/pitch/yaw of a geometry_msgs/Quaternion field
+    convert: str | None = None  # one of CONVERSIONS
     is_bool: bool = False  # bool fields are always sampled with hold
+    origin: GeoPoint | None = None  # the ENU plane of a GEODETIC conversion
 
 
 @dataclass(frozen=True)
@@ -148,31 +161,65 @@ def _number(where: str, section: dict, key: str, kind=float, positive: bool = Tr
     return out
 
 
-def _source(where: str, entry: Any, label: str, allow_convert: bool = True) -> Source:
+def _origins(where: str, raw: Any) -> dict[str, GeoPoint]:
+    """The spec's ``origins: {name: {latitude, longitude, altitude}}``."""
+    if raw is None:
+        return {}
+    keys = {"latitude", "longitude", "altitude"}
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) and set(v) == keys
+                                            for v in raw.values()):
+        raise _fail(where, "'origins' must map names to {latitude, longitude, altitude}")
+    out = {}
+    for name, v in raw.items():
+        point = GeoPoint(*(_number(where, v, k, positive=False)
+                           for k in ("latitude", "longitude", "altitude")))
+        if not (-90 <= point.latitude <= 90 and -180 <= point.longitude <= 180):
+            raise _fail(where, f"origin '{name}': latitude or longitude out of range")
+        out[str(name)] = point
+    return out
+
+
+def _source(where: str, entry: Any, label: str, allow_convert: bool = True,
+            origins: dict[str, GeoPoint] | None = None) -> Source:
     if not isinstance(entry, dict):
         raise _fail(where, f"{label} must be a mapping with topic, type and field")
-    missing = [k for k in ("topic", "type", "field") if not entry.get(k)]
+    geodetic = entry.get("convert") in GEODETIC  # the field may be empty: the message itself
+    missing = [k for k in ("topic", "type", "field") if not entry.get(k)
+               and not (geodetic and k == "field")]
     if missing:
         raise _fail(where, f"{label} lacks {', '.join(missing)}", topic=entry.get("topic", ""),
                     field=entry.get("field", ""))
-    topic, msgtype, path = str(entry["topic"]), str(entry["type"]), str(entry["field"])
+    topic, msgtype = str(entry["topic"]), str(entry["type"])
+    path = str(entry.get("field") or "")
     try:
-        leaf = field_type(msgtype, path)
+        leaf = field_type(msgtype, path) if path else msgtype
+        if msgtype not in typestore().fielddefs:
+            raise SpecError(f"unknown message type '{msgtype}'")
     except SpecError as exc:
         raise _fail(where, f"{label}: {exc}", topic=topic, field=path) from None
     convert = entry.get("convert")
+    origin = None
     if convert is not None:
         if not allow_convert or convert not in CONVERSIONS:
             raise _fail(where, f"{label}: convert must be one of {CONVERSIONS}, got {convert!r}",
                         topic=topic, field=path)
-        if leaf != QUATERNION:
+        if geodetic:
+            if leaf != NAVSATFIX:
+                raise _fail(where, f"{label}: convert '{convert}' needs a {NAVSATFIX} (field "
+                            f"empty for the message itself), '{path}' is {leaf}",
+                            topic=topic, field=path)
+            origin = (origins or {}).get(entry.get("origin"))
+            if origin is None:
+                raise _fail(where, f"{label}: convert '{convert}' needs 'origin' naming one of "
+                            f"the spec's origins {sorted(origins or {})}", topic=topic, field=path)
+        elif leaf != QUATERNION:
             raise _fail(where, f"{label}: convert '{convert}' needs a {QUATERNION} field, "
                         f"'{path}' is {leaf}", topic=topic, field=path)
     elif leaf not in NUMERIC_TYPES:
         raise _fail(where, f"{label}: field '{path}' is {leaf}, not a number "
                     "(give a numeric leaf, or convert for quaternions)", topic=topic, field=path)
     return Source(name=str(entry.get("name", path)), topic=topic, type=msgtype, field=path,
-                  convert=convert, is_bool=leaf == "bool")
+                  convert=convert, is_bool=leaf == "bool", origin=origin)
 
 
 def _action_grid(where: str, entry: dict, src: Source) -> tuple[np.ndarray, np.ndarray | None]:
@@ -198,7 +245,7 @@ def _action_grid(where: str, entry: dict, src: Source) -> tuple[np.ndarray, np.n
 def _parse(raw: Any, where: str) -> Spec:
     if not isinstance(raw, dict):
         raise _fail(where, "the spec must be a YAML mapping")
-    unknown = set(raw) - {"state", "action", "reward", "apply", *DEFAULTS}
+    unknown = set(raw) - {"state", "action", "reward", "apply", "origins", *DEFAULTS}
     if unknown:
         raise _fail(where, f"unknown section(s) {sorted(unknown)}")
     norm: dict[str, Any] = {}
@@ -214,7 +261,9 @@ def _parse(raw: Any, where: str) -> Spec:
     states = raw.get("state")
     if not isinstance(states, list) or not states:
         raise _fail(where, "'state' must be a non-empty list of fields")
-    state = tuple(_source(where, e, f"state[{i}]") for i, e in enumerate(states))
+    origins = _origins(where, raw.get("origins"))
+    state = tuple(_source(where, e, f"state[{i}]", origins=origins)
+                  for i, e in enumerate(states))
     weights = np.array([_number(where, e, "weight", positive=False) if "weight" in e else 1.0
                         for e in states])
     if np.any(weights < 0) or not np.any(weights > 0):
@@ -266,8 +315,9 @@ def _parse(raw: Any, where: str) -> Spec:
 
     norm.update({
         "state": [{"name": s.name, "topic": s.topic, "type": s.type, "field": s.field,
-                   **({"convert": s.convert} if s.convert else {}), "weight": float(w)}
-                  for s, w in zip(state, weights)],
+                   **({"convert": s.convert} if s.convert else {}),
+                   **({"origin": e["origin"]} if s.origin else {}), "weight": float(w)}
+                  for s, w, e in zip(state, weights, states)],
         "action": [{"name": a.name, "topic": a.topic, "type": a.type, "field": a.field,
                     **({"values": g.tolist()} if e is None else {"bins": e.tolist()})}
                    for a, (g, e) in zip(action, grids)],
@@ -277,6 +327,8 @@ def _parse(raw: Any, where: str) -> Spec:
                   for t in targets],
     })
     norm["kernels"]["sigma"] = sigma
+    if origins:
+        norm["origins"] = {k: vars(v) for k, v in origins.items()}
     return Spec(state=state, weights=weights, action=action,
                 action_grids=tuple(g for g, _ in grids), action_edges=tuple(e for _, e in grids),
                 reward=reward, reward_mode=reward_mode,

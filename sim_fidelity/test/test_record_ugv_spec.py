@@ -1,0 +1,78 @@
+"""The UGV's state spec reads a bag as the recording preset writes it: NavSatFix to the course's
+ENU plane through the named origin (pymap3d), IMU pitch and yaw, the Ackermann command."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim_fidelity.data import data_dir
+from sim_fidelity.reality_gap.bags import read_history
+from sim_fidelity.reality_gap.errors import SpecError
+from sim_fidelity.reality_gap.messages import default_message
+from sim_fidelity.reality_gap.spec import Spec, load_spec
+from sim_fidelity.recording.preset import load_preset
+from sim_fidelity.recording.writer import BagWriter
+from sim_fidelity.simulator.geodesy import enu_to_geodetic
+from sim_fidelity.simulator.poses import rpy_to_quat
+from sim_fidelity.ugv.course import ORIGIN
+
+SPEC = data_dir("config") / "reality_gap" / "ackermann_ugv.yaml"
+
+
+def test_spec_origin_is_the_course_origin_and_preset_has_its_topics() -> None:
+    spec = load_spec(SPEC)
+    origin = spec.state[0].origin
+    assert (origin.latitude, origin.longitude, origin.altitude) == \
+        (ORIGIN.latitude, ORIGIN.longitude, ORIGIN.altitude)
+    recorded = dict(load_preset("ugv").topics)
+    sources = [*spec.state, *spec.action, spec.reward]
+    assert all(recorded.get(s.topic) == s.type for s in sources)
+    assert {t.entity for t in spec.apply} == {"ugv"}
+
+
+def test_navsat_fix_reads_as_course_metres(tmp_path: Path) -> None:
+    spec = load_spec(SPEC)
+    preset = load_preset("ugv")
+    t = np.arange(0.0, 20.0, 0.5)
+    east, north = 3.0 * np.cos(t / 5) - 1.0, 12.0 * np.sin(t / 7)  # metres, a curve
+    pitch, yaw = 0.2 * np.sin(t / 3), np.unwrap(t / 4) % (2 * np.pi) - np.pi
+    lat, lon, alt = enu_to_geodetic(east, north, np.zeros_like(t), ORIGIN)
+    with BagWriter(tmp_path / "bag", preset.topics) as bag:
+        for k, tk in enumerate(t):
+            ns = int(tk * 1e9)
+            fix = default_message("sensor_msgs/msg/NavSatFix")
+            fix.latitude, fix.longitude, fix.altitude = lat[k], lon[k], alt[k]
+            bag.write("/ugv/gps/fix", ns, fix)
+            imu = default_message("sensor_msgs/msg/Imu")
+            q = imu.orientation
+            q.x, q.y, q.z, q.w = (float(v) for v in rpy_to_quat(0.0, pitch[k], yaw[k]))
+            bag.write("/ugv/imu", ns, imu)
+            cmd = default_message("ackermann_msgs/msg/AckermannDriveStamped")
+            cmd.drive.speed, cmd.drive.steering_angle = 1.0, -0.3
+            bag.write("/model/ugv/cmd_ackermann", ns, cmd)
+    h = read_history(tmp_path / "bag", spec)
+    grid = np.arange(0.0, t[-1] + 1e-9, 1 / spec.rate_hz)
+    k = np.searchsorted(t, grid[:-1])
+    np.testing.assert_allclose(h.s[:, 0], east[k], atol=1e-6)  # x east, m
+    np.testing.assert_allclose(h.s[:, 1], north[k], atol=1e-6)  # y north, m
+    np.testing.assert_allclose(h.s[:, 3], pitch[k], atol=1e-9)
+    np.testing.assert_allclose(h.u, np.tile([1.0, -0.3], (len(k), 1)), atol=1e-6)
+
+
+def test_geodetic_conversion_errors_name_the_entry() -> None:
+    fix = {"name": "x", "topic": "/fix", "type": "sensor_msgs/msg/NavSatFix", "convert": "east"}
+    act = {"name": "v", "topic": "/v", "type": "std_msgs/msg/Float64", "field": "data",
+           "values": [0.0, 1.0]}
+    with pytest.raises(SpecError, match=r"state\[0\]: convert 'east' needs 'origin' naming one "
+                                        r"of the spec's origins \['o'\]"):
+        Spec.from_dict({"origins": {"o": {"latitude": 1, "longitude": 2, "altitude": 0}},
+                        "state": [fix], "action": [act]})
+    imu = dict(fix, type="sensor_msgs/msg/Imu", origin="o")
+    with pytest.raises(SpecError, match="needs a sensor_msgs/msg/NavSatFix"):
+        Spec.from_dict({"origins": {"o": {"latitude": 1, "longitude": 2, "altitude": 0}},
+                        "state": [imu], "action": [act]})
+    with pytest.raises(SpecError, match="origin 'o': latitude or longitude out of range"):
+        Spec.from_dict({"origins": {"o": {"latitude": 91, "longitude": 2, "altitude": 0}},
+                        "state": [dict(fix, origin="o")], "action": [act]})
