@@ -187,11 +187,21 @@ def test_reset_and_states(engine):
     assert f.levers == frozenset(Lever) and f.spawning and f.stepping
 
 
-def test_divergence_is_reported_not_hidden(engine):
-    engine.set_states(["floating"], twists=np.array([[1e30, 0, 0, 0, 0, 0]]))
-    with pytest.warns(RuntimeWarning, match="diverged"):
-        engine.step(5)
-    assert engine.divergences >= 1
+def test_divergence_is_undone_counted_and_raised(engine):
+    from sim_fidelity.simulator.errors import SimulationDivergedError
+    with pytest.raises(InvalidPoseError, match="'floating': twist linear speed is beyond"):
+        engine.set_states(["floating"], twists=np.array([[1e30, 0, 0, 0, 0, 0]]))
+    engine.step(7)
+    for count in (1, 2):  # a state written behind the checks (the model's own data) diverges
+        before = engine.get_states(["resting", "floating"])
+        engine.data.qvel[engine.index.body_free_dof[engine.index.body_id["floating::link"]]] = 1e30
+        with pytest.raises(SimulationDivergedError, match="bad .*'floating::link'.*t = 0.007"):
+            engine.step(5)
+        assert engine.divergences == count and engine.time == pytest.approx(0.007)
+        np.testing.assert_array_equal(engine.get_states(["resting"])[0], before[0][:1])
+        engine.set_states(["resting", "floating"], *before)
+    engine.step(3)
+    assert engine.time == pytest.approx(0.010)
 
 
 def test_entity_index_is_rebuilt_per_compile(engine):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time as _time
-import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -10,6 +9,7 @@ import mujoco
 import numpy as np
 
 from . import poses as pose_math
+from . import undo
 from .actuators import ControllerRecord, add_controller_actuators
 from .entity_index import EntityIndex
 from .errors import (
@@ -18,12 +18,14 @@ from .errors import (
     InvalidOperationError,
     InvalidPoseError,
     SdfError,
+    SimulationDivergedError,
     SimulatorError,
     UnknownEntityError,
     UnsupportedLeverError,
 )
 from .hooks import StepHooks
 from .levers import ActuatorLevers, BodyLevers
+from .limits import check_poses, check_twists
 from .protocol import EntityInfo, EntityKind, Features, Lever, SimState, select_entities
 from .scripts import Scripts
 from .sdf import add_models, load_world, load_world_string
@@ -76,7 +78,7 @@ class MujocoEngine:
         self._plugin_on: dict[str, bool] = {}
         self._state = SimState.PLAYING
         self.hooks = StepHooks()  # run after every physics step (scripts add themselves)
-        self.divergences = 0  # times MuJoCo found the state unstable and reset it
+        self.divergences = 0  # times the physics diverged (each undone and raised)
         self._reindex()
         self._init_controls()
         mujoco.mj_forward(self.model, self.data)
@@ -182,18 +184,19 @@ class MujocoEngine:
         names = list(names)
         if not names or (poses is None and twists is None):
             return
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise InvalidOperationError(f"entities named more than once in one batch: {twice}")
         if poses is not None:
-            poses = _rows(poses, names, 7, "poses")
-            try:
-                poses[:, 3:] = pose_math.normalized_or_raise(poses[:, 3:])
-            except InvalidPoseError as e:
-                raise InvalidPoseError(f"invalid pose for {names}: {e}") from None
-            if not np.all(np.isfinite(poses[:, :3])):
-                raise InvalidPoseError(f"pose position is not finite for {names}")
+            poses = check_poses(_rows(poses, names, 7, "poses"), names)
         if twists is not None:
             twists = _rows(twists, names, 6, "twists")
-            if not np.all(np.isfinite(twists)):
-                raise InvalidPoseError(f"twist is not finite for {names}")
+            check_twists(twists, names)
+        with undo.transaction(self):
+            self._write_states(names, poses, twists)
+
+    def _write_states(self, names: list[str], poses: np.ndarray | None,
+                      twists: np.ndarray | None) -> None:
         current, current_twist = self.get_states(names)
         target = poses if poses is not None else current
         target_twist = twists if twists is not None else current_twist
@@ -237,9 +240,14 @@ class MujocoEngine:
 
     # ------------------------------------------------------------------ time
     def step(self, n: int = 1) -> None:
+        """Advance ``n`` steps. When the physics diverges on the way (MuJoCo would silently
+        reset the world to its initial state and time), the state goes back to where this call
+        began, the divergence is counted and SimulationDivergedError raised."""
         if n < 0:
             raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
         m, d = self.model, self.data
+        start = undo.physics_state(m, d)
+        clear_unstable(d)
         if self.hooks:
             for _ in range(n):
                 mujoco.mj_step(m, d)
@@ -249,12 +257,20 @@ class MujocoEngine:
             for _ in range(n):
                 mujoco.mj_step(m, d)
         self._stale = True
-        diverged = int(sum(d.warning[w].number for w in UNSTABLE))
-        if diverged > self.divergences:
-            self.divergences = diverged
-            warnings.warn(f"world '{self.world.name}': the simulation diverged (NaN or huge "
-                          f"acceleration) at t = {d.time:.4f} s and MuJoCo reset its state; "
-                          f"{diverged} time(s) so far", RuntimeWarning, stacklevel=2)
+        problem = unstable(m, d)
+        if problem:
+            undo.set_physics_state(m, d, start)
+            self._diverged(problem, n)
+
+    def _diverged(self, problem: str, n: int) -> None:
+        """Count a divergence whose state has been put back, and raise it."""
+        mujoco.mj_forward(self.model, self.data)
+        self._stale = False
+        self.divergences += 1
+        raise SimulationDivergedError(
+            f"world '{self.world.name}': the simulation diverged ({problem}) within {n} step(s) "
+            f"from t = {self.time:.6g} s; the state is back at t = {self.time:.6g} s "
+            f"(divergence {self.divergences} of this engine)")
 
     def run_for(self, seconds: float) -> float:
         """Step for ``seconds`` of sim time; returns the wall time it took."""
@@ -289,42 +305,53 @@ class MujocoEngine:
         m.body_quat[:] = self._initial_body_quat
         d.qpos[:] = self._initial_qpos
         self._init_controls()
+        self.reset_levers()
         mujoco.mj_forward(m, d)
         self._stale = False
         self.scripts.reset(self)
+
+    def reset_levers(self) -> None:
+        """Every fidelity lever of every entity back to the world's original: enabled (what a
+        gripper script carries stays carried; the script's own reset lets go)."""
+        m, d = self.model, self.data
+        levers = self._body_levers
+        for flag in ("dynamics_off", "collision_off", "gravity_off"):
+            getattr(levers, flag)[:] = False
+        levers.apply(m, d)
+        self._actuator_levers.off[:] = False
+        self._actuator_levers.apply(m)
+        self._sensor_on = dict.fromkeys(self._sensor_on, True)
+        self._plugin_on = dict.fromkeys(self._plugin_on, True)
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None,
               source: str = "<string>") -> str:
         """Add the model in ``sdf``; ``source`` (a file path) resolves its relative URIs."""
         if pose is not None:
-            pose = _rows(pose, [name], 7, "spawn pose")[0]
-            if not np.all(np.isfinite(pose[:3])):
-                raise InvalidPoseError(f"spawn pose of '{name}' is not finite")
-            try:
-                pose[3:] = pose_math.normalized_or_raise(pose[3:])
-            except InvalidPoseError as e:
-                raise InvalidPoseError(f"spawn pose of '{name}': {e}") from None
+            pose = check_poses(_rows(pose, [name or "spawned model"], 7, "spawn pose"),
+                               [name or "spawned model"], "spawn pose")[0]
         if name and name in self.world.models:
             raise EntityExistsError(f"an entity named '{name}' exists in world "
                                     f"'{self.world.name}'")
         if name and "::" in name:
             raise InvalidNameError(f"'{name}' is not a valid model name: '::' separates scopes")
+        with undo.transaction(self, structural=True):  # a failure leaves no trace of the model
+            try:
+                return self._add(name, sdf, pose, source)
+            except ValueError as e:  # MuJoCo's own checks
+                if isinstance(e, SimulatorError):
+                    raise
+                raise SdfError(f"MuJoCo rejected the model: {e}", file=source,
+                               element="model") from None
+
+    def _add(self, name: str, sdf: str, pose: np.ndarray | None, source: str) -> str:
         added = add_models(self.world, sdf, name=name or None, pose=pose, source=source)
         new_plugins = {p for p, r in self.world.plugins.items()
                        if any(r.parent == a or r.parent.startswith(a + "::") for a in added)}
-        try:
-            self.controllers.update({c.plugin: c for c in
-                                     add_controller_actuators(self.world, only=new_plugins)})
-            self.scripts.prepare(self.world, [p for p in self.world.plugins if p in new_plugins])
-            self._recompile()
-        except Exception as e:  # leave the engine as it was: the model never arrived
-            self.scripts.discard_pending()
-            self._remove_model(added[0])
-            if isinstance(e, ValueError) and not isinstance(e, SimulatorError):  # MuJoCo's checks
-                raise SdfError(f"MuJoCo rejected model '{added[0]}': {e}", file=source,
-                               element="model") from None
-            raise
+        self.controllers.update({c.plugin: c for c in
+                                 add_controller_actuators(self.world, only=new_plugins)})
+        self.scripts.prepare(self.world, [p for p in self.world.plugins if p in new_plugins])
+        self._recompile()
         for plugin in new_plugins & set(self.controllers):
             self.data.ctrl[self.index.actuator_id[plugin]] = self.controllers[plugin].initial
         self.scripts.attach(self)
@@ -335,8 +362,9 @@ class MujocoEngine:
         if info.kind != EntityKind.MODEL or info.parent:
             raise InvalidOperationError(f"only top-level models can be deleted; '{name}' is a "
                                         f"{'nested ' if info.parent else ''}{info.kind.value}")
-        self._remove_model(name)
-        self._recompile()
+        with undo.transaction(self, structural=True):
+            self._remove_model(name)
+            self._recompile()
 
     def _remove_model(self, name: str) -> None:
         """Take a top-level model out of the spec, the records and the controllers (the compiled
@@ -422,6 +450,20 @@ class MujocoEngine:
     def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
         lever = Lever.of(lever)
         names = list(names)
+        self._lever_targets(names, lever)  # every name checked before anything changes
+        with undo.transaction(self):
+            self._set_lever(names, lever, enabled)
+
+    def _lever_targets(self, names: list[str], lever: Lever) -> None:
+        """Raise unless the lever applies to every one of ``names``."""
+        if lever in BODY_LEVERS:
+            self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
+        elif lever == Lever.ACTUATION:
+            self._lever_actuators(names)
+        else:
+            self._flag_entities(names, lever)
+
+    def _set_lever(self, names: list[str], lever: Lever, enabled: bool) -> None:
         if lever in BODY_LEVERS:
             bodies = self._lever_bodies(names, lever)
             self._body_levers.set(self.model, self.data, BODY_LEVERS[lever], bodies, not enabled)
@@ -436,9 +478,16 @@ class MujocoEngine:
                 acts = [self.index.actuator_id[p] for p in targets if p in self.controllers]
                 self._actuator_levers.set(self.model, np.array(acts, int), not enabled)
 
-    def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
+    def get_lever(self, names: Sequence[str], lever: Lever, *,
+                  original: bool = False) -> np.ndarray:
+        """Is the lever enabled for each entity; with ``original``, as the world file or the
+        spawn gave it: enabled, since SDF holds no lever state (a link's own ``<gravity>false``
+        is its physics, which the GRAVITY lever leaves alone)."""
         lever = Lever.of(lever)
         names = list(names)
+        if original:
+            self._lever_targets(names, lever)
+            return np.ones(len(names), bool)
         if lever in BODY_LEVERS:
             self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
             parts = [self.index.bodies.get(n, np.zeros(0, int)) for n in names]
@@ -536,6 +585,26 @@ class MujocoEngine:
         if found != kind:
             raise InvalidOperationError(f"'{name}' is a {found.value}, not a {kind.value}")
         return flags[name]
+
+
+def clear_unstable(data: mujoco.MjData) -> None:
+    """Zero the counters of MuJoCo's instability warnings."""
+    for w in UNSTABLE:
+        data.warning[w].number = 0
+
+
+def unstable(model: mujoco.MjModel, data: mujoco.MjData) -> str:
+    """What MuJoCo found unstable since the counters were cleared, naming the body ('' when
+    nothing was)."""
+    found = []
+    for w, what in zip(UNSTABLE, ("position", "velocity", "acceleration")):
+        if data.warning[w].number:
+            i = int(data.warning[w].lastinfo)
+            body = (model.jnt_bodyid[np.searchsorted(model.jnt_qposadr, i, "right") - 1]
+                    if what == "position" else model.dof_bodyid[i]) if i >= 0 else -1
+            where = f" of '{model.body(int(body)).name}'" if body >= 0 else ""
+            found.append(f"bad {what}{where}")
+    return ", ".join(found)
 
 
 def _rows(values, names: list[str], width: int, what: str) -> np.ndarray:

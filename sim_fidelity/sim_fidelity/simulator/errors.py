@@ -45,6 +45,11 @@ class InvalidPoseError(SimulatorError, ValueError):
     """A pose or twist that is not finite, or a quaternion that is not a rotation."""
 
 
+class SimulationDivergedError(SimulatorError):
+    """The physics diverged (NaN or huge acceleration) during a step; the engine put the state
+    back to where that run of steps began and counted it (``divergences``)."""
+
+
 class SimulatorTimeoutError(SimulatorError, TimeoutError):
     """The simulator did not answer in time (it may be gone)."""
 

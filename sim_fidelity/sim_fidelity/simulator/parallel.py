@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import copy
 import threading
-import warnings
 from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
-from . import islands
-from .engine import UNSTABLE, MujocoEngine
+from . import islands, undo
+from .engine import MujocoEngine, clear_unstable, unstable
 from .errors import InvalidOperationError
 from .protocol import EntityKind, Features
 
@@ -192,7 +191,7 @@ class IslandParallelEngine(MujocoEngine):
             self._scatter()
         while n > 0:
             k = 1 if self.hooks else min(n, self._until_check)
-            self._dispatch(k)
+            self._dispatch_checked(k)
             n -= k
             self._until_check -= k
             if self.hooks:
@@ -203,7 +202,20 @@ class IslandParallelEngine(MujocoEngine):
             elif self._until_check <= 0:
                 self._regroup()
         self._stale = True
-        self._warn_divergence()
+
+    def _dispatch_checked(self, n: int) -> None:
+        """Step the parts ``n`` times; a part that diverged puts every part back where this
+        began (the engine's contract: undone, counted, raised)."""
+        start = [undo.physics_state(p.model, p.data) for p in self._parts]
+        for p in self._parts:
+            clear_unstable(p.data)
+        self._dispatch(n)
+        problems = [unstable(p.model, p.data) for p in self._parts]
+        if any(problems):
+            for p, state in zip(self._parts, start):
+                undo.set_physics_state(p.model, p.data, state)
+            self._ahead = True
+            self._diverged("; ".join(p for p in problems if p), n)
 
     def _dispatch(self, n: int) -> None:
         parts = self._parts
@@ -219,14 +231,6 @@ class IslandParallelEngine(MujocoEngine):
             if w.error is not None:
                 err, w.error = w.error, None
                 raise err
-
-    def _warn_divergence(self) -> None:
-        diverged = sum(int(sum(p.data.warning[w].number for w in UNSTABLE)) for p in self._parts)
-        if diverged > self.divergences:
-            self.divergences = diverged
-            warnings.warn(f"world '{self.world.name}': the simulation diverged (NaN or huge "
-                          f"acceleration) at t = {self.time:.4f} s and MuJoCo reset the state of "
-                          f"an island; {diverged} time(s) so far", RuntimeWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ gather and scatter
     def _gather(self, forward: bool = False) -> None:
