@@ -44,6 +44,7 @@ setup(
             "unloading_controller = sim_fidelity.node_entry:unloading_controller",
             "model_conductor = sim_fidelity.node_entry:model_conductor",
             "model_node = sim_fidelity.node_entry:model_node",
+            "ugv_mission = sim_fidelity.ugv.node:main",
         ],
         "sim_fidelity.signalers": [
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",

@@ -8,7 +8,7 @@ exit code 2), so a new parameter only needs ``Param(default, description, above(
 """
 from __future__ import annotations
 
-from .ranges import above, at_least
+from .ranges import above, at_least, between
 from .ros_node import Param
 
 SIM_SERVER = {
@@ -30,6 +30,11 @@ SIM_SERVER = {
                                at_least(0)),
     "serve_levers": Param(True, "serve the fidelity-lever services; false = plain "
                                 "simulation_interfaces, as Gazebo serves it"),
+    "interfaces": Param("simulation_interfaces", "services to serve: simulation_interfaces "
+                        "(gz-sim's ros_gz_sim), gazebo_msgs (Gazebo classic's gazebo_ros "
+                        "plugins) or both"),
+    "gazebo_namespace": Param("", "namespace of the gazebo_msgs services and state topics; both "
+                                  "interfaces at once need one (e.g. /gazebo)"),
 }
 
 FIDELITY_MANAGER = {
@@ -82,6 +87,32 @@ MODEL_NODE = {
     "arguments": Param("", "keyword arguments of the class's constructor, a YAML mapping"),
 }
 
+UGV_MISSION = {
+    "gps_topic": Param("/ugv/gps/fix", "sensor_msgs/NavSatFix of the vehicle's GPS (e.g. "
+                                       "nmea_navsat_driver's /fix on the real vehicle)"),
+    "imu_topic": Param("/ugv/imu", "sensor_msgs/Imu whose orientation gives the pitch"),
+    "command_topic": Param("/model/ugv/cmd_ackermann",
+                           "where ackermann_msgs/AckermannDriveStamped commands go"),
+    "reward_topic": Param("~/reward", "the monitor's std_msgs/Float64 reward, every 2 s"),
+    "instrumentation_topic": Param("~/instrumentation", "the monitor's sensor, control and "
+                                   "reward signals (std_msgs/Float64MultiArray), every 2 s"),
+    "rate": Param(10.0, "control ticks per second", above(0)),
+    "origin_latitude": Param(41.3962, "latitude (deg) of the course's local origin",
+                             between(-90, 90)),
+    "origin_longitude": Param(-73.9530, "longitude (deg) of the course's local origin",
+                              between(-180, 180)),
+    "origin_altitude": Param(5.0, "altitude (m, WGS-84) of the course's local origin"),
+    "spring": Param(0.5, "spring constant K (1/s) of v = K (waypoint - position)", above(0)),
+    "saturation": Param(1.0, "the spring's saturation (m/s)", above(0)),
+    "redesign": Param(False, "the section VI pitch check: above pitch_threshold use "
+                             "climb_spring and climb_saturation"),
+    "pitch_threshold": Param(0.1, "|pitch| (rad) above which the redesign climbs", above(0)),
+    "climb_spring": Param(1.0, "spring constant (1/s) above the pitch threshold", above(0)),
+    "climb_saturation": Param(2.0, "saturation (m/s) above the pitch threshold", above(0)),
+    "seed": Param(0, "seed of the steering and speed noise", at_least(0)),
+    "wall_clock": Param(False, "tick on the wall clock (the real vehicle) instead of /clock"),
+}
+
 BY_EXECUTABLE = {
     "sim_server": SIM_SERVER,
     "fidelity_manager": FIDELITY_MANAGER,
@@ -89,4 +120,5 @@ BY_EXECUTABLE = {
     "unloading_controller": UNLOADING_CONTROLLER,
     "model_conductor": MODEL_CONDUCTOR,
     "model_node": MODEL_NODE,
+    "ugv_mission": UGV_MISSION,
 }
