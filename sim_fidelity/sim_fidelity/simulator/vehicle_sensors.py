@@ -1,0 +1,286 @@
+"""A world's NavSat (GPS) and IMU sensors, sampled at their SDF rates in sim time.
+
+The one computation ``sim_server`` (``ros/model_topics.py``) and the in-process
+:class:`~sim_fidelity.ugv.vehicle.UgvSim` share. :class:`VehicleSensors` is a step hook: after
+the step on which a sensor's next sample falls due (every ``1 / update_rate`` s of sim time) it
+takes the sample from the engine's state:
+
+* ``navsat``: the sensor origin's world position is a point of the local tangent plane (ENU) at
+  the world's ``<spherical_coordinates>`` (Gazebo's default, latitude and longitude 0, without
+  them); Gaussian noise from ``<navsat><position_sensing><horizontal|vertical><noise>`` is added
+  in metres (east and north alike, then up), then the point is turned into latitude, longitude
+  and altitude (:mod:`.geodesy`). Gazebo's NavSat adds its noise to the angles; metres keep the
+  SDF's stddev meaningful.
+* ``imu``: orientation of the sensor frame in the world (ENU) frame, angular velocity and linear
+  acceleration (proper: at rest it reads +g upwards) in the sensor frame, each axis with the
+  Gaussian noise of ``<imu><angular_velocity|linear_acceleration><x|y|z><noise>``.
+
+Samples queue until :meth:`VehicleSensors.take` collects them (the server publishes each one,
+stamped with its own sim time) and the latest of each sensor stays readable (:meth:`latest`).
+The noise comes from one seeded generator, so a seeded run repeats exactly.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import mujoco
+import numpy as np
+
+from . import geodesy, poses
+from .errors import SdfError
+from .sdf.records import LoadedWorld, SensorRecord
+
+KINDS = ("navsat", "imu")
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Gaussian noise (SDF ``<noise type="gaussian">``); ``none`` for an absent element."""
+
+    mean: float = 0.0
+    stddev: float = 0.0
+
+    @classmethod
+    def read(cls, parent: ET.Element | None, path: str, sensor: str) -> "Noise":
+        el = parent.find(path) if parent is not None else None
+        if el is None:
+            return cls()
+        kind = el.get("type", "gaussian")
+        if kind == "none":
+            return cls()
+        if kind not in ("gaussian", "gaussian_quantized"):
+            raise SdfError(f"sensor '{sensor}': noise type '{kind}' is not supported "
+                           "(gaussian or none)", element="noise")
+        try:
+            mean, std = float(el.findtext("mean", "0")), float(el.findtext("stddev", "0"))
+        except ValueError:
+            raise SdfError(f"sensor '{sensor}': noise <mean>/<stddev> must be numbers",
+                           element="noise") from None
+        if std < 0:
+            raise SdfError(f"sensor '{sensor}': noise stddev must be >= 0, got {std}",
+                           element="stddev")
+        return cls(mean, std)
+
+
+@dataclass(frozen=True)
+class SensorSpec:
+    """One NavSat or IMU sensor: where it is, how often it samples, its noise per axis."""
+
+    name: str  # scoped: model::link::sensor
+    kind: str  # navsat | imu
+    link: str
+    pose: np.ndarray  # (7,) in the link frame, xyzw
+    rate: float  # Hz
+    topic: str
+    frame_id: str
+    noise: tuple[Noise, ...]  # navsat: (horizontal, vertical); imu: (wx, wy, wz, ax, ay, az)
+
+    @property
+    def period(self) -> float:
+        return 1.0 / self.rate
+
+    def stddev(self) -> np.ndarray:
+        return np.array([n.stddev for n in self.noise])
+
+
+@dataclass(frozen=True)
+class GpsSample:
+    time: float
+    latitude: float  # degrees
+    longitude: float  # degrees
+    altitude: float  # m above the WGS-84 ellipsoid
+    covariance: np.ndarray  # (3,) variances east, north, up (m^2)
+
+
+@dataclass(frozen=True)
+class ImuSample:
+    time: float
+    orientation: np.ndarray  # (4,) xyzw, sensor frame in ENU
+    angular_velocity: np.ndarray  # (3,) rad/s, sensor frame
+    linear_acceleration: np.ndarray  # (3,) m/s^2, sensor frame
+    angular_velocity_variance: np.ndarray  # (3,)
+    linear_acceleration_variance: np.ndarray  # (3,)
+
+    @property
+    def rpy(self) -> np.ndarray:
+        """Roll, pitch, yaw (rad) of the orientation (REP 103: pitch > 0 is nose down)."""
+        return poses.quat_to_rpy(self.orientation)
+
+
+Sample = GpsSample | ImuSample
+
+
+def world_origin(world: LoadedWorld) -> SimpleNamespace:
+    """The geodetic origin of the world frame from ``<spherical_coordinates>`` of the world's
+    file (latitude, longitude 0 and elevation 0 without it, as in Gazebo)."""
+    origin = SimpleNamespace(latitude=0.0, longitude=0.0, altitude=0.0)
+    if world.source == "<string>":
+        return origin
+    try:
+        root = ET.parse(world.source).getroot()
+    except (OSError, ET.ParseError):
+        return origin
+    sc = root.find("world/spherical_coordinates")
+    if sc is None:
+        return origin
+    orientation = (sc.findtext("world_frame_orientation") or "ENU").strip()
+    heading = float(sc.findtext("heading_deg") or 0.0)
+    if orientation != "ENU" or heading != 0.0:
+        raise SdfError("<spherical_coordinates>: only an ENU world frame with heading 0 is "
+                       f"supported, got {orientation} heading {heading}", file=world.source,
+                       element="spherical_coordinates")
+    try:
+        return SimpleNamespace(latitude=float(sc.findtext("latitude_deg") or 0.0),
+                               longitude=float(sc.findtext("longitude_deg") or 0.0),
+                               altitude=float(sc.findtext("elevation") or 0.0))
+    except ValueError:
+        raise SdfError("<spherical_coordinates>: latitude_deg, longitude_deg and elevation "
+                       "must be numbers", file=world.source,
+                       element="spherical_coordinates") from None
+
+
+def sensor_specs(world: LoadedWorld) -> list[SensorSpec]:
+    """The world's NavSat and IMU sensors (a bad rate or noise raises SdfError)."""
+    return [_spec(name, rec) for name, rec in world.sensors.items() if rec.type in KINDS]
+
+
+def _spec(name: str, rec: SensorRecord) -> SensorSpec:
+    root = ET.fromstring(rec.xml)
+    if rec.update_rate <= 0:
+        raise SdfError(f"sensor '{name}': a {rec.type} sensor needs a positive <update_rate>",
+                       element="update_rate")
+    frame = (root.findtext("gz_frame_id") or root.findtext("frame_id") or "").strip()
+    if rec.type == "navsat":
+        pos = root.find("navsat/position_sensing")
+        noise = (Noise.read(pos, "horizontal/noise", name), Noise.read(pos, "vertical/noise", name))
+    else:
+        imu = root.find("imu")
+        noise = tuple(Noise.read(imu, f"{quantity}/{axis}/noise", name)
+                      for quantity in ("angular_velocity", "linear_acceleration")
+                      for axis in "xyz")
+    return SensorSpec(name, rec.type, rec.parent, np.asarray(rec.pose, float), rec.update_rate,
+                      rec.topic or "/" + name.replace("::", "/"),
+                      frame or rec.parent.split("::")[-1], noise)
+
+
+class VehicleSensors:
+    """The NavSat and IMU sensors of one engine, sampled after the steps they fall due on.
+
+    ``engine`` is the in-process :class:`~.engine.MujocoEngine` (``world``, ``model``, ``data``,
+    ``get_states``, ``time``, ``hooks``). Call :meth:`attach` to sample as the engine steps.
+    """
+
+    def __init__(self, engine, seed: int | None = None):
+        self.engine = engine
+        self.specs = sensor_specs(engine.world)
+        self.by_name = {s.name: s for s in self.specs}
+        self.origin = world_origin(engine.world) if self.specs else None
+        self._seed = seed
+        self.rng = np.random.default_rng(seed)
+        self._links = [s.link for s in self.specs]
+        self._body = np.array([engine.model.body(link).id for link in self._links], int)
+        self._poses = np.array([s.pose for s in self.specs], float).reshape(-1, 7)
+        self._due = np.zeros(len(self.specs))  # sim time of each sensor's next sample
+        self._next = 0.0 if self.specs else np.inf  # the earliest of them
+        self._last = engine.time
+        self._latest: dict[str, Sample] = {}
+        self._queue: list[tuple[SensorSpec, Sample]] = []
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def attach(self) -> None:
+        if self.specs:
+            self.engine.hooks.add(self)
+
+    def detach(self) -> None:
+        self.engine.hooks.remove(self)
+
+    def __call__(self, engine) -> None:
+        """Step hook: take every sample that is due."""
+        t = engine.time
+        if t < self._last:
+            self.reset()  # the engine went back in time (a reset): start the schedule again
+        self._last = t
+        if t + 1e-9 < self._next:
+            return
+        due = np.flatnonzero(self._due <= t + 1e-9)
+        for i, sample in zip(due, self.sample(due)):
+            spec = self.specs[i]
+            self._latest[spec.name] = sample
+            self._queue.append((spec, sample))
+            self._due[i] = (np.floor(t / spec.period + 1e-6) + 1) * spec.period
+        self._next = float(self._due.min())
+
+    def reset(self) -> None:
+        """Forget the samples and restart the schedule and the noise (after an engine reset)."""
+        self._due[:] = 0.0
+        self._next = self._last = 0.0
+        self._latest.clear()
+        self._queue.clear()
+        self.rng = np.random.default_rng(self._seed)
+
+    def take(self) -> list[tuple[SensorSpec, Sample]]:
+        """The samples taken since the last call, oldest first."""
+        out, self._queue = self._queue, []
+        return out
+
+    def latest(self, name: str) -> Sample | None:
+        """The newest sample of a sensor (None before its first)."""
+        if name not in self.by_name:
+            raise KeyError(f"'{name}' is not a NavSat or IMU sensor; sensors: "
+                           f"{sorted(self.by_name)}")
+        return self._latest.get(name)
+
+    def sample(self, which: np.ndarray | None = None) -> list[Sample]:
+        """Samples of the sensors at indices ``which`` (all by default) from the state now."""
+        which = np.arange(len(self.specs)) if which is None else np.asarray(which, int)
+        if not which.size:
+            return []
+        e = self.engine
+        link_pose, link_twist = e.get_states([self._links[i] for i in which])
+        frame = poses.compose(link_pose, self._poses[which])
+        kinds = [self.specs[i].kind for i in which]
+        out: list[Sample] = []
+        gps = [k for k, kind in enumerate(kinds) if kind == "navsat"]
+        imu = [k for k, kind in enumerate(kinds) if kind == "imu"]
+        gps_out = self._gps(which[gps], frame[gps]) if gps else []
+        imu_out = self._imu(which[imu], frame[imu], link_pose[imu], link_twist[imu]) if imu else []
+        gi, ii = iter(gps_out), iter(imu_out)
+        for kind in kinds:
+            out.append(next(gi) if kind == "navsat" else next(ii))
+        return out
+
+    def _gps(self, idx: np.ndarray, frame: np.ndarray) -> list[GpsSample]:
+        h, v = zip(*(self.specs[i].noise for i in idx))
+        mean = np.array([[a.mean, a.mean, b.mean] for a, b in zip(h, v)])
+        std = np.array([[a.stddev, a.stddev, b.stddev] for a, b in zip(h, v)])
+        enu = frame[:, :3] + mean + std * self.rng.standard_normal((len(idx), 3))
+        lat, lon, alt = geodesy.enu_to_geodetic(enu[:, 0], enu[:, 1], enu[:, 2], self.origin)
+        t = self.engine.time
+        return [GpsSample(t, float(a), float(o), float(h), std[k] ** 2)
+                for k, (a, o, h) in enumerate(zip(np.atleast_1d(lat), np.atleast_1d(lon),
+                                                  np.atleast_1d(alt)))]
+
+    def _imu(self, idx: np.ndarray, frame: np.ndarray, link_pose: np.ndarray,
+             link_twist: np.ndarray) -> list[ImuSample]:
+        m, d = self.engine.model, self.engine.data
+        mujoco.mj_rnePostConstraint(m, d)  # body accelerations (cacc) of the last step
+        acc = np.empty((len(idx), 3))
+        res = np.zeros(6)
+        for k, i in enumerate(idx):
+            mujoco.mj_objectAcceleration(m, d, mujoco.mjtObj.mjOBJ_BODY, int(self._body[i]),
+                                         res, 0)
+            acc[k] = res[3:]  # world frame, at the link origin; MuJoCo includes -g (proper)
+        q_inv = poses.quat_conj(frame[:, 3:])
+        omega = poses.quat_rotate(q_inv, link_twist[:, 3:])
+        accel = poses.quat_rotate(q_inv, acc)
+        noise = np.array([[(n.mean, n.stddev) for n in self.specs[i].noise] for i in idx])
+        values = np.concatenate([omega, accel], axis=1)
+        values += noise[..., 0] + noise[..., 1] * self.rng.standard_normal(values.shape)
+        variance = noise[..., 1] ** 2
+        t = self.engine.time
+        return [ImuSample(t, frame[k, 3:].copy(), values[k, :3], values[k, 3:],
+                          variance[k, :3], variance[k, 3:]) for k in range(len(idx))]
