@@ -32,7 +32,8 @@ SIM_SERVER = {
                                 "simulation_interfaces, as Gazebo serves it"),
     "interfaces": Param("simulation_interfaces", "services to serve: simulation_interfaces "
                         "(gz-sim's ros_gz_sim), gazebo_msgs (Gazebo classic's gazebo_ros "
-                        "plugins) or both"),
+                        "plugins) or both",
+                        choices=("simulation_interfaces", "gazebo_msgs", "both")),
     "gazebo_namespace": Param("", "namespace of the gazebo_msgs services and state topics; both "
                                   "interfaces at once need one (e.g. /gazebo)"),
 }

@@ -19,6 +19,7 @@ from ..engine import MujocoEngine
 from ..errors import SdfError, SimulatorError
 from ..protocol import SimState
 from ..sensor_values import SensorValues
+from .classic.backend import interface_services
 from .model_topics import ModelTopics
 from .own_services import OwnServices
 from .publishers import Publishers
@@ -36,7 +37,8 @@ class SimServer:
 
     def __init__(self, node: Node, engine: MujocoEngine, *, real_time_factor: float,
                  paused: bool, publish_rate: float, odometry: list[str],
-                 serve_levers: bool = True):
+                 serve_levers: bool = True, interfaces: str = "simulation_interfaces",
+                 gazebo_namespace: str = ""):
         self.node, self.engine = node, engine
         self.lock = threading.RLock()
         engine.set_sim_state(SimState.PAUSED if paused else SimState.PLAYING)
@@ -50,10 +52,13 @@ class SimServer:
         standard = StandardServices(node, engine, self.stepper, self.publishers,
                                     self.model_topics, stop=self.stop)
         own = OwnServices(engine, self.stepper, self.publishers, sensor_values)
+        served = interface_services(interfaces, standard.services(), gazebo_namespace, node,
+                                    engine, self.lock, self.stepper, self.publishers,
+                                    self.model_topics)
         group = ReentrantCallbackGroup()
         self._services = [node.create_service(kind, name, self._guarded(handler),
                                               callback_group=group)
-                          for name, (kind, handler) in {**standard.services(),
+                          for name, (kind, handler) in {**served,
                                                         **own.services(serve_levers)}.items()]
 
     def start(self) -> None:
@@ -107,7 +112,8 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
         server = SimServer(node, engine, real_time_factor=values["real_time_factor"],
                            paused=values["paused"], publish_rate=values["publish_rate"],
                            odometry=[p for p in values["odometry"] if p],
-                           serve_levers=values["serve_levers"])
+                           serve_levers=values["serve_levers"], interfaces=values["interfaces"],
+                           gazebo_namespace=values["gazebo_namespace"])
         node.get_logger().info(
             f"world '{engine.world.name}' from {values['world']}: "
             f"{len(engine.entities())} entities, "
