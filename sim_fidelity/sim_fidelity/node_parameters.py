@@ -30,6 +30,9 @@ SIM_SERVER = {
                                at_least(0)),
     "serve_levers": Param(True, "serve the fidelity-lever services; false = plain "
                                 "simulation_interfaces, as Gazebo serves it"),
+    "max_steps_per_request": Param(100_000_000, "most steps one StepSimulation request or "
+                                                "SimulateSteps goal may ask for (served in "
+                                                "chunks, cancellable)", between(1, 1e12)),
     "interfaces": Param("simulation_interfaces", "services to serve: simulation_interfaces "
                         "(gz-sim's ros_gz_sim), gazebo_msgs (Gazebo classic's gazebo_ros "
                         "plugins) or both",

@@ -361,6 +361,21 @@ def test_levers_act_in_batch(sim):
     assert sim.get_states(["floating"])[0][0, 2] < 0.99
 
 
+def test_original_levers_stay_through_changes_and_reset_restores_them(sim):
+    offered = {lever: target for lever, target in LEVER_TARGETS.items()
+               if lever in sim.features().levers}
+    for lever, target in offered.items():
+        sim.set_lever([target], lever, False)
+        assert sim.get_lever([target], lever).tolist() == [False]
+        assert sim.get_lever([target], lever, original=True).tolist() == [True]
+    sim.reset()
+    for lever, target in offered.items():
+        assert sim.get_lever([target], lever).tolist() == [True], lever
+        assert sim.get_lever([target], lever, original=True).tolist() == [True]
+    with pytest.raises(UnknownEntityError):
+        sim.get_lever(["nosuch"], Lever.COLLISION, original=True)
+
+
 def test_bad_levers_raise_typed_errors(sim):
     with pytest.raises(UnknownEntityError):
         sim.set_lever(["nosuch"], Lever.COLLISION, False)

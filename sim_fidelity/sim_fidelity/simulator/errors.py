@@ -29,6 +29,10 @@ class InvalidNameError(InvalidOperationError):
     """A name that cannot name an entity."""
 
 
+class InvalidNamespaceError(InvalidOperationError):
+    """A ROS namespace the simulator cannot give an entity."""
+
+
 class UnsupportedFeatureError(SimulatorError):
     """The simulator does not offer what was asked (a filter type, a lever, a format)."""
 

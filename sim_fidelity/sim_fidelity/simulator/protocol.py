@@ -157,7 +157,8 @@ class Simulator(Protocol):
         """PLAYING, PAUSED or STOPPED (stopped = paused and reset to the initial state)."""
 
     def reset(self) -> None:
-        """Back to the initial state and time zero; spawned entities stay."""
+        """Back to the initial state and time zero, every lever back to its original; spawned
+        entities stay."""
 
     # --- scene edits -------------------------------------------------------------------------
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
@@ -169,7 +170,10 @@ class Simulator(Protocol):
     def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
         """Apply one lever to many entities in one batch. Raises UnsupportedLeverError."""
 
-    def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
-        """Boolean array: is the lever enabled (high-fidelity side) for each entity."""
+    def get_lever(self, names: Sequence[str], lever: Lever, *,
+                  original: bool = False) -> np.ndarray:
+        """Boolean array: is the lever enabled (high-fidelity side) for each entity; with
+        ``original``, as the world file (or the spawn) gave it, whatever was changed since.
+        ``reset`` puts every lever back to its original."""
 
     def features(self) -> Features: ...

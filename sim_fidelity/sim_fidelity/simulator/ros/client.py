@@ -410,17 +410,22 @@ class RosSimulator:
         if feats.static_fallback:
             self._fallback_set(names, lever, enabled)
             return
-        req = self._types["set_lever"].Request(entities=names, lever=int(lever), enabled=enabled)
+        req = self._types["set_lever"].Request(entities=names, lever=int(lever), enabled=enabled,
+                                               owner=self._node.get_fully_qualified_name())
         res = self.call("set_lever", req)
         self._check(res, "set_lever", list(res.failed_entities) or names, lever=lever)
 
-    def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
+    def get_lever(self, names: Sequence[str], lever: Lever, *,
+                  original: bool = False) -> np.ndarray:
+        """The lever per entity; ``original``: as the world gave it (the server keeps it; the
+        static-copy fallback only ever lowers what the world file has at full fidelity)."""
         lever, names = Lever.of(lever), list(names)
         if self.features().static_fallback:
             key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
-            return np.array([not self._lowered.get(n, {}).get(key, False) for n in names])
-        res = self.call("get_levers", self._types["get_levers"].Request(entities=names,
-                                                                         lever=int(lever)))
+            return np.array([original or not self._lowered.get(n, {}).get(key, False)
+                             for n in names], bool)
+        res = self.call("get_levers", self._types["get_levers"].Request(
+            entities=names, lever=int(lever), original=original))
         self._check(res, "get_levers", names, lever=lever)
         return np.array(res.enabled, bool)
 

@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -19,10 +20,16 @@ from sim_fidelity_interfaces.srv import (
 )
 
 from ..engine import MujocoEngine
-from ..errors import InvalidPoseError, UnknownEntityError, UnsupportedFeatureError
+from ..errors import (
+    InvalidOperationError,
+    InvalidPoseError,
+    UnknownEntityError,
+    UnsupportedFeatureError,
+)
 from ..protocol import Lever
 from ..sensor_values import SensorValues
 from .convert import KIND_CODES, KINDS_OF_CODES
+from .lever_guard import LeverGuard
 from .publishers import Publishers
 from .stepping import Stepper
 
@@ -34,9 +41,9 @@ class OwnServices:
     so the server looks like Gazebo's to a client."""
 
     def __init__(self, engine: MujocoEngine, stepper: Stepper, publishers: Publishers,
-                 sensor_values: SensorValues):
+                 sensor_values: SensorValues, guard: LeverGuard):
         self.engine, self.stepper, self.publishers = engine, stepper, publishers
-        self.sensor_values = sensor_values
+        self.sensor_values, self.guard = sensor_values, guard
 
     def services(self, serve_levers: bool) -> dict[str, tuple[type, Handler]]:
         """Service name: (type, handler)."""
@@ -52,16 +59,22 @@ class OwnServices:
 
     def set_lever(self, req, res) -> None:
         lever, names = Lever.of(req.lever), list(req.entities)
+        res.failed_entities = twice(names)
+        if res.failed_entities:
+            raise InvalidOperationError(f"entities: named more than once in one request: "
+                                        f"{list(res.failed_entities)}")
         res.failed_entities = [n for n in names if not self.engine.has(n)]
         if res.failed_entities:
             raise UnknownEntityError(res.failed_entities[0], f"{len(res.failed_entities)} of the "
                                      f"{len(names)} entities are unknown")
         self.engine.set_lever(names, lever, req.enabled)
+        self.guard.record(req.owner, names, lever, req.enabled)
 
     def get_levers(self, req, res) -> None:
         res.supported_levers = [int(lever) for lever in sorted(self.engine.features().levers)]
         if req.entities:
-            res.enabled = self.engine.get_lever(list(req.entities), Lever.of(req.lever)).tolist()
+            res.enabled = self.engine.get_lever(list(req.entities), Lever.of(req.lever),
+                                                original=req.original).tolist()
 
     def list_entities(self, req, res) -> None:
         unknown = [k for k in req.kinds if k not in KINDS_OF_CODES]
@@ -96,5 +109,20 @@ class OwnServices:
         self.stepper.wake()
 
     def set_sensor_values(self, req, res) -> None:
-        self.sensor_values.set_sensor_values(list(req.names), list(req.values))
+        names, values = list(req.names), np.asarray(req.values, float)
+        if twice(names):
+            raise InvalidOperationError(f"names: named more than once in one request: "
+                                        f"{twice(names)}")
+        infinite = np.flatnonzero(np.isinf(values))
+        if infinite.size:
+            i = int(infinite[0])
+            raise InvalidOperationError(f"values[{i}] ('{names[i] if i < len(names) else '?'}') "
+                                        f"is {values[i]}: give a finite value, or NaN to release "
+                                        "the override")
+        self.sensor_values.set_sensor_values(names, values)
         self.publishers.publish_sensor_values()  # the new value goes out now, not at the next tick
+
+
+def twice(names: list[str]) -> list[str]:
+    """The names that appear more than once, sorted."""
+    return sorted(n for n, count in Counter(names).items() if count > 1)

@@ -1,5 +1,6 @@
-"""``sim_server``'s topics: ``/clock``, ``~/performance``, ``/model/<name>/odometry``, the world's
-settable sensor values and the model topics (``model_topics.py``).
+"""``sim_server``'s topics: ``/clock``, ``~/performance``, ``~/divergence`` (one line per
+divergence of the physics, latched), ``/model/<name>/odometry``, the world's settable sensor
+values and the model topics (``model_topics.py``).
 
 Every message goes out through one :class:`PublishGate`: once the server stops, nothing is
 published again, so no publisher can run against a context that is going away. The gate's lock
@@ -18,8 +19,9 @@ from typing import Any
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from std_msgs.msg import Bool, Float64
+from std_msgs.msg import Bool, Float64, String
 
 from sim_fidelity_interfaces.msg import Performance
 
@@ -69,6 +71,8 @@ class Publishers:
         self.gate = PublishGate(node)
         self._clock = node.create_publisher(Clock, "/clock", QUEUE)
         self._performance = node.create_publisher(Performance, "~/performance", QUEUE)
+        self._divergence = node.create_publisher(String, "~/divergence", QoSProfile(
+            depth=QUEUE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         names = [n for n in engine.entities(EntityKind.MODEL)
                  if any(re.fullmatch(p, n) for p in odometry)]
         self._odometry = {n: node.create_publisher(Odometry, f"/model/{n}/odometry", QUEUE)
@@ -87,6 +91,9 @@ class Publishers:
     def publish_clock(self) -> None:
         """``/clock`` at the engine's time (the caller holds the engine lock)."""
         self.gate.publish([(self._clock, Clock(clock=time_msg(self.engine.time)))])
+
+    def publish_divergence(self, report: str) -> None:
+        self.gate.publish([(self._divergence, String(data=report))])
 
     def publish_states(self) -> None:
         """Sensor values, odometry and model topics, each read under the lock."""

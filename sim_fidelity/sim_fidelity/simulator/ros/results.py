@@ -16,6 +16,7 @@ from simulation_interfaces.msg import Result
 from ..errors import (
     EntityExistsError,
     InvalidNameError,
+    InvalidNamespaceError,
     InvalidOperationError,
     InvalidPoseError,
     ResourceNotFoundError,
@@ -37,6 +38,7 @@ SPECIFIC: dict[type[SimulatorError], str] = {  # error: the constant's name on t
     InvalidPoseError: "INVALID_POSE",
     EntityExistsError: "NAME_NOT_UNIQUE",
     InvalidNameError: "NAME_INVALID",
+    InvalidNamespaceError: "NAMESPACE_INVALID",
     ResourceNotFoundError: "NO_RESOURCE",
     SdfError: "RESOURCE_PARSE_ERROR",
     UnsupportedFeatureError: "UNSUPPORTED_FORMAT",

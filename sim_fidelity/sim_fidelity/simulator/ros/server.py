@@ -8,18 +8,24 @@ and every reading holds the one engine lock; errors become result codes through 
 """
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
+from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from simulation_interfaces.action import SimulateSteps
 
+from ...node_parameters import SIM_SERVER
 from ..engine import MujocoEngine
-from ..errors import SdfError, SimulatorError
+from ..errors import SdfError, SimulationDivergedError, SimulatorError
 from ..protocol import SimState
 from ..sensor_values import SensorValues
 from .classic.backend import interface_services
+from .lever_guard import CHECK_PERIOD_S, LeverGuard
 from .model_topics import ModelTopics
 from .own_services import OwnServices
 from .publishers import Publishers
@@ -27,16 +33,24 @@ from .results import ok, result_for
 from .standard_services import StandardServices
 from .stepping import Stepper
 
+FEEDBACK_PERIOD_S = 0.1  # SimulateSteps feedback at most this often
+UNLOCKED = {"step_simulation"}  # handlers that take the engine lock per chunk themselves
+
 
 class SimServer:
     """Owns the engine lock and composes the stepper, publishers and services of one node.
 
     :meth:`stop` ends stepping and publishing for good; call it before the node or its context
     goes (it is idempotent and returns within a couple of seconds at worst).
+
+    It also guards the world: levers a client left changed go back to the originals when its
+    node leaves the graph (``lever_guard.py``); a divergence of the physics (undone by the
+    engine) pauses the simulation, goes out on ``~/divergence`` and into the next reply.
     """
 
     def __init__(self, node: Node, engine: MujocoEngine, *, real_time_factor: float,
                  paused: bool, publish_rate: float, odometry: list[str],
+                 max_steps: int = SIM_SERVER["max_steps_per_request"].default,
                  serve_levers: bool = True, interfaces: str = "simulation_interfaces",
                  gazebo_namespace: str = ""):
         self.node, self.engine = node, engine
@@ -45,13 +59,17 @@ class SimServer:
         sensor_values = SensorValues(engine)
         self.model_topics = ModelTopics(node, engine, self.lock)
         self.stepper = Stepper(engine, self.lock, real_time_factor=real_time_factor,
-                               on_advance=self._on_advance)
+                               on_advance=self._on_advance, on_diverged=self._on_diverged,
+                               max_steps=max_steps)
+        self._untold = ""  # a divergence no reply has reported yet
         self.publishers = Publishers(node, engine, self.lock, self.stepper, sensor_values,
                                      self.model_topics, publish_rate=publish_rate,
                                      odometry=odometry)
+        self.guard = LeverGuard(engine, self._graph, node.get_logger().info)
         standard = StandardServices(node, engine, self.stepper, self.publishers,
-                                    self.model_topics, stop=self.stop)
-        own = OwnServices(engine, self.stepper, self.publishers, sensor_values)
+                                    self.model_topics, stop=self.stop,
+                                    levers_reset=self.guard.forget)
+        own = OwnServices(engine, self.stepper, self.publishers, sensor_values, self.guard)
         served = interface_services(interfaces, standard.services(), gazebo_namespace, node,
                                     engine, self.lock, self.stepper, self.publishers,
                                     self.model_topics)
@@ -60,6 +78,11 @@ class SimServer:
                                               callback_group=group)
                           for name, (kind, handler) in {**served,
                                                         **own.services(serve_levers)}.items()]
+
+        node.create_timer(CHECK_PERIOD_S, self.check_owners, callback_group=group)
+        self._action = ActionServer(node, SimulateSteps, "/simulate_steps",
+                                    execute_callback=self._simulate_steps, callback_group=group,
+                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT)
 
     def start(self) -> None:
         self.publishers.publish_clock()
@@ -73,14 +96,58 @@ class SimServer:
     def _on_advance(self) -> None:
         self.publishers.publish_clock()
 
+    def _on_diverged(self, error: SimulationDivergedError) -> None:
+        """The engine undid a divergence (under the lock; the stepper paused the simulation)."""
+        report = f"{error}; the simulation is paused"
+        self.node.get_logger().warning(report)
+        self.publishers.publish_divergence(report)
+        self._untold = report
+
+    def _graph(self) -> set[str]:
+        """Fully qualified names of the nodes in the ROS graph."""
+        return {f"{ns.rstrip('/')}/{name}"
+                for name, ns in self.node.get_node_names_and_namespaces()}
+
+    def check_owners(self) -> None:
+        """Restore the levers of lever owners whose node left the graph (the timer's callback;
+        an error is logged, never raised into the executor)."""
+        with self.lock:
+            try:
+                self.guard.check()
+            except Exception as e:  # noqa: BLE001 - the guard must not take the node down
+                self.node.get_logger().error(f"lever guard: {type(e).__name__}: {e}")
+
+    def _simulate_steps(self, goal) -> SimulateSteps.Result:
+        """The SimulateSteps action: steps in chunks with feedback; cancel ends it."""
+        n, out = int(goal.request.steps), SimulateSteps.Result()
+        last = [0.0]
+
+        def progress(done: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= FEEDBACK_PERIOD_S or done == n:
+                last[0] = now
+                goal.publish_feedback(SimulateSteps.Feedback(completed_steps=done,
+                                                             remaining_steps=n - done))
+        try:
+            self.stepper.step(n, cancelled=lambda: goal.is_cancel_requested, progress=progress)
+            out.result = ok()
+            goal.succeed()
+        except Exception as e:  # noqa: BLE001 - every error becomes the goal's result
+            out.result = result_for(e, SimulateSteps.Result)
+            goal.canceled() if goal.is_cancel_requested else goal.abort()
+        return out
+
     def _guarded(self, handler: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
         """Run a handler under the engine lock; its errors become the response's result.
 
         The result is OK unless the handler sets another or raises; a service must answer,
         never die. Errors that are not the protocol's typed ones are logged as bugs.
         """
+        lock = (contextlib.nullcontext() if handler.__name__ in UNLOCKED  # locks per chunk
+                else self.lock)
+
         def call(request, response):
-            with self.lock:
+            with lock:
                 try:
                     if hasattr(response, "result"):
                         response.result = ok()
@@ -90,16 +157,26 @@ class SimServer:
                         self.node.get_logger().error(
                             f"{handler.__name__}: {type(e).__name__}: {e}")
                     response.result = result_for(e, type(response))
-                return response
+            with self.lock:
+                self._tell_divergence(response)
+            return response
         call.__name__ = handler.__name__
         return call
+
+
+    def _tell_divergence(self, response: Any) -> None:
+        """Put a divergence no reply has reported yet into this one's result message."""
+        if self._untold and hasattr(response, "result"):
+            told = response.result.error_message
+            if self._untold not in told:
+                response.result.error_message = (f"{told}; " if told else "") + self._untold
+            self._untold = ""
 
 
 # ---------------------------------------------------------------------- node entry points
 def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
     """Start the node (``parameters`` override the command line's) and spin until a signal;
     parameters: ``node_parameters.SIM_SERVER``, declared by :mod:`sim_fidelity.ros_node`."""
-    from ...node_parameters import SIM_SERVER
     from ...ros_node import run_node
 
     def start(node, values: dict, _stack):
@@ -112,6 +189,7 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
         server = SimServer(node, engine, real_time_factor=values["real_time_factor"],
                            paused=values["paused"], publish_rate=values["publish_rate"],
                            odometry=[p for p in values["odometry"] if p],
+                           max_steps=values["max_steps_per_request"],
                            serve_levers=values["serve_levers"], interfaces=values["interfaces"],
                            gazebo_namespace=values["gazebo_namespace"])
         node.get_logger().info(

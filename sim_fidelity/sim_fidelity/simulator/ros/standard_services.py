@@ -29,6 +29,7 @@ from ..engine import MujocoEngine
 from ..errors import (
     EntityExistsError,
     InvalidNameError,
+    InvalidNamespaceError,
     InvalidOperationError,
     InvalidPoseError,
     ResourceNotFoundError,
@@ -63,9 +64,11 @@ class StandardServices:
     """The handlers of the standard services; ``stop`` is how a QUITTING request ends the node."""
 
     def __init__(self, node: Node, engine: MujocoEngine, stepper: Stepper,
-                 publishers: Publishers, model_topics: ModelTopics, stop: Callable[[], None]):
+                 publishers: Publishers, model_topics: ModelTopics, stop: Callable[[], None],
+                 levers_reset: Callable[[], None]):
         self.node, self.engine, self.stepper = node, engine, stepper
         self.publishers, self.model_topics, self.stop = publishers, model_topics, stop
+        self.levers_reset = levers_reset  # a reset put every lever back to the original
         self.spawned: list[str] = []
 
     def services(self) -> dict[str, tuple[type, Handler]]:
@@ -122,6 +125,11 @@ class StandardServices:
 
     # ------------------------------------------------------------------ scene edits
     def spawn_entity(self, req, res) -> None:
+        if req.entity_namespace:
+            raise InvalidNamespaceError(
+                f"entity_namespace '{req.entity_namespace}' is not supported: sim_server gives "
+                "spawned models no ROS namespace of their own (their topics follow the model "
+                "name); leave entity_namespace empty")
         text, source = req.resource_string, "<string>"
         if not text and req.uri:
             source = str(self._model_file(req.uri))
@@ -178,6 +186,11 @@ class StandardServices:
 
     def set_simulation_state(self, req, res) -> None:
         target = req.state.state
+        if target in (SimState.PAUSED, SimState.STOPPED) and self.stepper.cancel_request(
+                f"cancelled by a state change to {SimState(target).name}"):
+            if target == SimState.PAUSED:  # paused it stays: the request's steps end
+                res.result.error_message = "a running step request was cancelled"
+                return
         if target == int(self.engine.sim_state()):  # not an error: the client is where it wants
             res.result.result = type(res).ALREADY_IN_TARGET_STATE
             res.result.error_message = f"already {SimState(target).name}"
@@ -189,12 +202,20 @@ class StandardServices:
             raise InvalidOperationError(f"cannot switch to state {target}: use PLAYING, PAUSED, "
                                         "STOPPED or QUITTING")
         self.engine.set_sim_state(SimState(target))
-        if target == SimState.STOPPED:
+        if target == SimState.STOPPED:  # a reset: levers too
+            self.levers_reset()
             self.publishers.publish_clock()
         self.stepper.wake()
 
     def reset_simulation(self, req, res) -> None:
         scope, kind = req.scope, type(req)
+        known = kind.SCOPE_TIME | kind.SCOPE_STATE | kind.SCOPE_SPAWNED
+        if scope != kind.SCOPE_ALL and scope & ~known:
+            raise UnsupportedFeatureError(
+                f"scope {scope}: bits {scope & ~known:#x} name no scope; use SCOPE_DEFAULT (0), "
+                "SCOPE_TIME (1), SCOPE_STATE (2), SCOPE_SPAWNED (4), a sum of these, or "
+                "SCOPE_ALL (255)")
+        self.stepper.cancel_request("cancelled by a reset")
         everything = scope in (kind.SCOPE_DEFAULT, kind.SCOPE_ALL)
         if everything or scope & kind.SCOPE_SPAWNED:
             for name in self.spawned:
@@ -202,7 +223,8 @@ class StandardServices:
             self.spawned.clear()
             self.model_topics.sync()
         if everything or scope & (kind.SCOPE_TIME | kind.SCOPE_STATE):
-            self.engine.reset()
+            self.engine.reset()  # levers too: back to the world's originals
+            self.levers_reset()
         self.publishers.publish_clock()
 
     def get_simulator_features(self, req, res) -> None:
@@ -250,7 +272,10 @@ class StandardServices:
         bounds = filters.bounds
         if bounds.type != Bounds.TYPE_EMPTY and names:
             pos = self.engine.get_states(names)[0][:, :3]
-            pts = np.array([[p.x, p.y, p.z] for p in bounds.points])
+            pts = np.array([[p.x, p.y, p.z] for p in bounds.points]).reshape(-1, 3)
+            if not np.isfinite(pts).all():
+                raise InvalidOperationError(f"filters.bounds.points must be finite, got "
+                                            f"{pts.tolist()}")
             if bounds.type == Bounds.TYPE_BOX and len(pts) == 2:
                 lo, hi = pts.min(axis=0), pts.max(axis=0)
                 inside = np.all((pos >= lo) & (pos <= hi), axis=1)
