@@ -31,7 +31,7 @@ POSITION_PLUGINS = ("JointPositionController", "joint-position-controller",
 VELOCITY_PLUGINS = ("JointController", "joint-controller", "joint_controller")
 ACKERMANN_PLUGINS = ("AckermannSteering", "ackermann-steering-system")
 DEFAULT_VELOCITY_GAIN = 100.0
-STEERING_GAIN, STEERING_DAMPING = 5.0, 0.1  # N m/rad, N m s/rad: a hobby-servo-like linkage
+STEERING_GAIN, STEERING_DAMPING = 50.0, 0.5  # N m/rad, N m s/rad: a stiff hobby servo
 SIM_FIDELITY = "{https://github.com/sim_fidelity/sdf}"  # custom elements Gazebo ignores
 
 
@@ -160,6 +160,16 @@ class AckermannDrive:
     wheel_gain: float  # velocity servo gain, N m s/rad
     steering_offset: float = 0.0  # rad added to every command (an uncalibrated linkage)
     speed_map: CommandMap | None = None  # None: the motor turns at the commanded speed
+    twist_topic: str = ""  # Gazebo's <topic>: geometry_msgs/Twist commands
+    odom_topic: str = ""  # Gazebo's <odom_topic>
+    odom_frame: str = "odom"  # <frame_id>
+    base_frame: str = "base_link"  # <child_frame_id>
+
+    def steering_for_twist(self, speed: float, yaw_rate: float) -> float:
+        """The bicycle steering angle that turns at ``yaw_rate`` at ``speed`` (0 when still)."""
+        if abs(speed) < 1e-6:
+            return 0.0
+        return math.atan(self.wheel_base * yaw_rate / speed)
 
     def steering_angles(self, steering: float) -> tuple[float, float]:
         """(left, right) wheel angles for a bicycle steering angle, by Ackermann geometry."""
@@ -252,7 +262,15 @@ def ackermann_drive(world: LoadedWorld, name: str) -> AckermannDrive:
         wheel_front=np.array([world.joints[j].parent in knuckles for j in drive]),
         wheel_gain=positive(f"{SIM_FIDELITY}wheel_gain", DEFAULT_VELOCITY_GAIN),
         steering_offset=_value(root, f"{SIM_FIDELITY}steering_offset", 0.0, name),
-        speed_map=_speed_map(root, name))
+        speed_map=_speed_map(root, name),
+        twist_topic=_text(root, "topic", f"/model/{model}/cmd_vel"),
+        odom_topic=_text(root, "odom_topic", f"/model/{model}/odometry"),
+        odom_frame=_text(root, "frame_id", "odom"),
+        base_frame=_text(root, "child_frame_id", "base_link"))
+
+
+def _text(root: ET.Element, tag: str, default: str) -> str:
+    return (root.findtext(tag) or "").strip() or default
 
 
 def _with_namespace(xml: str) -> str:

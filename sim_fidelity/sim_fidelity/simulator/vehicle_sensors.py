@@ -183,8 +183,9 @@ class VehicleSensors:
         self._body = np.array([engine.model.body(link).id for link in self._links], int)
         self._poses = np.array([s.pose for s in self.specs], float).reshape(-1, 7)
         self._due = np.zeros(len(self.specs))  # sim time of each sensor's next sample
-        self._next = 0.0 if self.specs else np.inf  # the earliest of them
+        self._next = np.inf  # the earliest of them
         self._last = engine.time
+        self._schedule(engine.time)
         self._latest: dict[str, Sample] = {}
         self._queue: list[tuple[SensorSpec, Sample]] = []
 
@@ -201,8 +202,8 @@ class VehicleSensors:
     def __call__(self, engine) -> None:
         """Step hook: take every sample that is due."""
         t = engine.time
-        if t < self._last:
-            self.reset()  # the engine went back in time (a reset): start the schedule again
+        if t < self._last:  # the engine went back in time (a reset): start again
+            self.reset()
         self._last = t
         if t + 1e-9 < self._next:
             return
@@ -211,13 +212,20 @@ class VehicleSensors:
             spec = self.specs[i]
             self._latest[spec.name] = sample
             self._queue.append((spec, sample))
-            self._due[i] = (np.floor(t / spec.period + 1e-6) + 1) * spec.period
-        self._next = float(self._due.min())
+        self._schedule(t, due)
+
+    def _schedule(self, t: float, which: np.ndarray | None = None) -> None:
+        """The next sample of each sensor in ``which`` (all by default) after time ``t``: the
+        next multiple of its period, so samples fall on the period's grid (t = 1, 2, ... s)."""
+        which = np.arange(len(self.specs)) if which is None else which
+        period = np.array([self.specs[i].period for i in which])
+        self._due[which] = (np.floor(t / period + 1e-6) + 1) * period
+        self._next = float(self._due.min(initial=np.inf))
 
     def reset(self) -> None:
         """Forget the samples and restart the schedule and the noise (after an engine reset)."""
-        self._due[:] = 0.0
-        self._next = self._last = 0.0
+        self._last = self.engine.time
+        self._schedule(self._last)
         self._latest.clear()
         self._queue.clear()
         self.rng = np.random.default_rng(self._seed)
