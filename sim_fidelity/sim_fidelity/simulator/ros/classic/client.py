@@ -59,9 +59,7 @@ class ClassicRosSimulator(RosSimulator):
     def __init__(self, *, gazebo_namespace: str = "", **options: Any):
         super().__init__(**options)
         self.gazebo_namespace = gazebo_namespace
-        for key in list(self._clients):  # simulation_interfaces: some names are ours, other types
-            self._node.destroy_client(self._clients.pop(key))
-            del self._types[key]
+        self._drop_inherited_clients()
         for name, endpoint in SERVICES.items():
             kind = interface_type(endpoint.type)
             self._clients["gz:" + name] = self._node.create_client(
@@ -82,6 +80,24 @@ class ClassicRosSimulator(RosSimulator):
         self.topic_reads = 0  # get_states answered from the state topics (observability)
 
     # ------------------------------------------------------------------ plumbing
+    def _drop_inherited_clients(self) -> None:
+        """Destroy RosSimulator's simulation_interfaces clients: five of their names are
+        gazebo_msgs names with other types, which one node cannot hold at once. A client goes
+        only once the spinning executor lets go of it, so wait for two of its wait cycles."""
+        for key in list(self._clients):
+            self._node.destroy_client(self._clients.pop(key))
+            del self._types[key]
+        cycled = threading.Event()
+        guard = self._node.create_guard_condition(cycled.set)
+        try:
+            for _ in range(2):
+                cycled.clear()
+                guard.trigger()
+                if not cycled.wait(self.timeout):
+                    raise SimulatorTimeoutError("the client's executor does not spin")
+        finally:
+            self._node.destroy_guard_condition(guard)
+
     def _gz(self, name: str, request=None, timeout: float | None = None):
         return self.call("gz:" + name, request, timeout)
 
