@@ -185,8 +185,8 @@ class KernelRunner:
             return None
         target = hit[1]
         if self.sensor_names:
+            self._overriding = True  # before the call: a call that fails may still have landed
             self.sensors.set_sensor_values(self.sensor_names, target[self._value_index])
-            self._overriding = True
         if not self.entities:
             return hit
         poses, twists = self.sim.get_states(self.entities)

@@ -41,7 +41,9 @@ class KernelManagerNode:
         spec = runner.kernels.spec
         self.sources = list(spec.state) + list(spec.action)
         self.latest = np.full(len(self.sources), np.nan)  # hold: the latest value of each
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # the latest values
+        self.ticking = threading.Lock()  # one tick, or the release, at a time
+        self.stopped = False  # released: no tick writes into the simulator after
         self.previous: tuple[np.ndarray, np.ndarray] | None = None
         self.fired = 0
         by_topic: dict[str, list[int]] = {}
@@ -60,6 +62,12 @@ class KernelManagerNode:
                 self.latest[idx] = values
         return read
 
+    def stop(self) -> None:
+        """Release the sensor overrides after the tick in flight; no tick writes after this."""
+        with self.ticking:
+            self.stopped = True
+            self.runner.release()
+
     def _tick(self) -> None:
         from sim_fidelity_interfaces.msg import KernelFired
 
@@ -73,7 +81,10 @@ class KernelManagerNode:
         previous, self.previous = self.previous, (state, action)
         if previous is None:
             return
-        hit = self.runner.apply(*previous)
+        with self.ticking:
+            if self.stopped:
+                return
+            hit = self.runner.apply(*previous)
         if hit is None:
             return
         k, after = hit
@@ -109,10 +120,10 @@ def main(args: list[str] | None = None) -> int:
         log.info(f"{len(kernels)} kernels from {p['kernels']}, {rate:g} Hz of sim time, "
                  f"state from {sorted({s.topic for s in manager.sources})}")
 
-        def release() -> int:  # the sensor overrides go before the node does
+        def release() -> int:  # the sensor overrides go before the node does, after any tick
             sim.limit_waits(RELEASE_BUDGET_S)
             try:
-                runner.release()
+                manager.stop()
             except SimulatorTimeoutError as e:  # the simulator is gone: nothing to release
                 log.warning(f"could not release the sensor overrides: {e}")
             except SimulatorError as e:
