@@ -220,3 +220,45 @@ def test_a_failing_clock_model_stops_the_run_with_its_name():
     conductor.register(Broken("broken", stepping=Stepping.CLOCK))
     with pytest.raises(ModelError, match="model 'broken': RuntimeError: solver exploded"):
         conductor.run(duration=0.1)
+
+
+def test_service_models_step_in_their_own_persistent_threads():
+    """The main model steps in the caller's thread, every other SERVICE model in one worker thread
+    of its own that lives for the whole run (no thread per tick), and none is left after it."""
+    threads: dict[str, set[int]] = {}
+
+    class Seen(Integrator):
+        def step(self, dt):
+            threads.setdefault(self.name, set()).add(threading.get_ident())
+            super().step(dt)
+
+    conductor = Conductor(step=0.01)
+    for name in ("main", "a", "b"):
+        conductor.register(Seen(name), main=(name == "main"))
+    conductor.run(duration=0.1)
+    assert threads["main"] == {threading.get_ident()}
+    assert len(threads["a"]) == len(threads["b"]) == 1 and threads["a"] != threads["b"]
+    assert threading.get_ident() not in threads["a"] | threads["b"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("conductor-service")]
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_failing_service_model_stops_the_run_with_its_name_and_time(parallel):
+    class Broken(Integrator):
+        def step(self, dt):
+            if self.integrated >= 0.03 - 1e-9:
+                raise RuntimeError("solver exploded")
+            super().step(dt)
+
+    conductor = Conductor(step=0.01, parallel=parallel)
+    slow = Integrator("slow", cost=0.005)  # still stepping when the broken one fails
+    conductor.register(Integrator("main"), main=True)
+    conductor.register(Broken("broken"))
+    conductor.register(slow)
+    with pytest.raises(ModelError, match=r"model 'broken': step failed at t = 0\.0300 s: "
+                                         "RuntimeError: solver exploded"):
+        conductor.run(duration=0.1)
+    # in parallel its step of the failing tick was under way and is waited for; one after the
+    # other (the main model last, the others in the order registered) the tick ends at the failure
+    assert slow.integrated == pytest.approx(0.04 if parallel else 0.03)
+    assert not [t for t in threading.enumerate() if t.name.startswith("conductor-service")]

@@ -11,8 +11,9 @@ from sim_fidelity.model_conductor import table1
 from sim_fidelity.model_conductor.data_sources import RecordedSource
 from sim_fidelity.model_conductor.errors import ConductorError
 from sim_fidelity.model_conductor.model import COLLISION, POSE, TWIST
-from sim_fidelity.model_conductor.particles import in_frame, inside_cup
+from sim_fidelity.model_conductor.particles import ParticleSimulation, in_frame, inside_cup
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.poses import rpy_to_quat
 from sim_fidelity.simulator.protocol import Lever
 from sim_fidelity.world_generators import conductor_motion as motion
 from sim_fidelity.world_generators import conductor_scene as scene
@@ -185,6 +186,26 @@ def test_split_ensemble_allocates_the_cup_to_the_main_model():
     assert particles.get_lever(["cup"], Lever.DYNAMICS)[0]
     assert not particles.get_lever(["cup"], Lever.GRAVITY)[0]
     assert particles.get_lever(["cup"], Lever.COLLISION)[0]  # still colliding with particles
+
+
+def test_particle_model_drives_its_cup_as_set_states_does():
+    """The particle model's own write of the followed cup's pose and twist (straight into
+    MuJoCo's state) steps to the state ``set_states`` gives."""
+    pose = np.array([0.1, -0.2, 0.9, *rpy_to_quat(0.3, -0.2, 0.5)])
+    twist = np.array([0.2, -0.1, 0.3, 0.5, -1.0, 0.7])
+    model = ParticleSimulation("particles", table1.engine("conductor_particles_50.sdf"),
+                               entities=table1.SHARED)
+    model.release("cup", POSE)
+    model.follow("cup", POSE, pose)
+    model.follow("cup", TWIST, twist)
+    model.step(0.001)
+    alone = table1.engine("conductor_particles_50.sdf")
+    alone.set_lever(["cup"], Lever.GRAVITY, False)
+    alone.set_states(["cup"], pose[None], twist[None])
+    alone.step(1)
+    names = ["cup", *scene.particle_names(50)]
+    for got, want in zip(model.sim.get_states(names), alone.get_states(names)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 def test_split_keeps_the_outcome_on_a_short_run(recording):

@@ -64,6 +64,25 @@ def test_held_pose_follows_the_holder_and_release_continues_with_its_velocity():
     assert [c.cause for c in conductor.responsibilities.log[-2:]] == ["release", "release"]
 
 
+def test_a_world_reads_its_states_once_a_step():
+    """The values the conductor passes on, and any value or output asked for before the next
+    step or change, come from one read of the simulator's states."""
+    conductor, main, carrier = ensemble()
+    reads = []
+    get_states = main.sim.get_states
+    main.sim.get_states = lambda names: reads.append(list(names)) or get_states(names)
+    for _ in range(3):
+        conductor.tick()
+        pose, twist, output = main.value("ball", POSE), main.value("ball", TWIST), main.output()
+        np.testing.assert_array_equal(output["poses"]["ball"], pose)
+        np.testing.assert_array_equal(output["twists"]["ball"], twist)
+        np.testing.assert_array_equal(carrier.value("ball", POSE), pose)  # what it followed
+    assert reads == [["ball"]] * 3
+    conductor.transfer("ball", POSE, "hand")  # a change through the model is read anew
+    conductor.tick()
+    np.testing.assert_allclose(main.value("ball", POSE), carrier.value("ball", POSE), atol=1e-12)
+
+
 def test_twist_estimated_from_followed_poses_when_the_holder_gives_no_twist():
     """A holder that computes only the pose: the world takes the pose back with the velocity
     it saw the pose move at."""

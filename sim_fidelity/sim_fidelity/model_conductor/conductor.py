@@ -4,14 +4,19 @@ One *tick* of the main model (``step`` seconds of simulated time):
 
 1. the data source's messages up to the current time go to every model (:meth:`Model.input`) and
    action annotations to the triggers;
-2. the main model and every SERVICE model step, concurrently in a thread pool, and the conductor
-   waits for all of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so two engines really
-   run in parallel); a SERVICE model with its own ``period`` steps as often as its period fits;
+2. the main model and every SERVICE model step, concurrently (the main model in the conductor's
+   thread, every other SERVICE model in its own persistent :class:`ServiceWorker` thread), and the
+   conductor waits for all of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so two
+   engines really run in parallel); a SERVICE model with its own ``period`` steps as often as its
+   period fits. Right after its own steps, each SERVICE model's values of the pairs it holds and
+   others follow are read, in its own thread, while the others may still be stepping (exact: a
+   holder's value does not change between its last step of the tick and the next tick; followers
+   receive it only after all steps);
 3. the clock ticks: every CLOCK model, each in its own thread, is woken; one still busy with an
    earlier step misses the tick (a *skip*, counted per model) and its time falls behind;
    FREE models step in their own threads at their own pace all along;
-4. the holders' values go to the followers (:meth:`Model.follow`), so after each tick every model
-   agrees with the holders; outputs are collected and passed to the other models
+4. the holders' values (read in 2) go to the followers (:meth:`Model.follow`), so after each tick
+   every model agrees with the holders; outputs are collected and passed to the other models
    (:meth:`Model.read`) and to the listeners (the log);
 5. the trigger process handles the tick's signals: models' events, outputs (topic values), action
    annotations and service calls; effects (transfers, notifications, variables) run at once.
@@ -27,7 +32,6 @@ import queue
 import threading
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +49,7 @@ from .model import (
     Stepping,
 )
 from .responsibility import Pair, Responsibilities, Transfer
+from .service_worker import ServiceWorker
 
 EPS = 1e-9
 MAX_CASCADE = 100  # signals handled in one tick before the conductor calls it a loop
@@ -110,9 +115,11 @@ class Member:
     skips: int = 0  # clock ticks missed (CLOCK models)
     due: int = 0  # clock ticks accounted for (CLOCK models)
     held: tuple[Pair, ...] = ()
+    exported: tuple[Pair, ...] = ()  # held pairs that other models follow
+    worker: ServiceWorker | None = None  # a SERVICE model stepped in its own thread
+    values: dict[Pair, Any] = field(default_factory=dict)  # held values after the latest step
     # threaded models only:
     mailbox: "queue.SimpleQueue[Callable[[], None]]" = field(default_factory=queue.SimpleQueue)
-    values: dict[Pair, Any] = field(default_factory=dict)  # held values after the latest step
     output: Mapping[str, Any] = field(default_factory=dict)
     output_seq: int = 0  # increases with every published output
     sent_seq: int = -1  # the last output passed on
@@ -169,7 +176,7 @@ class Conductor:
     ``realtime``: pace ticks to the wall clock (live data); ``base_dir``: where relative PATH
     parameters resolve; ``free_interval``: wall seconds a FREE model pauses between steps;
     ``parallel``: step the SERVICE models of a tick concurrently (False: one after another, which
-    saves the thread hand-over, tens of microseconds a tick, for models that hold the GIL).
+    saves the thread hand-off, some tens of microseconds a tick, for models that hold the GIL).
     """
 
     def __init__(self, *, step: float = 0.01, twist_follows_pose: bool = True,
@@ -195,7 +202,7 @@ class Conductor:
         self._signals: queue.SimpleQueue[Signal] = queue.SimpleQueue()
         self._scene: dict[str, SceneObject] = {}
         self._initial: dict[Pair, str] = {}
-        self._pool: ThreadPoolExecutor | None = None
+        self._service: list[Member] = []  # the SERVICE models, main last
         self._clock = threading.Condition()
         self._running = False
         self._stop = threading.Event()
@@ -394,6 +401,8 @@ class Conductor:
                        [self._members[f] for f in self.responsibilities.followers(*pair)])
                       for pair, holder in table.items()]
         self._plan = [step for step in self._plan if step[2]]
+        for member in self._members.values():
+            member.exported = tuple(pair for pair, holder, _ in self._plan if holder is member)
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
@@ -409,10 +418,12 @@ class Conductor:
             member.model.start()
             if member.threaded:
                 self._publish(member)
-        service = [m for m in self._members.values() if not m.threaded]
-        if self.parallel and len(service) > 1:
-            self._pool = ThreadPoolExecutor(max_workers=len(service) - 1,
-                                            thread_name_prefix="conductor-service")
+        self._service = sorted((m for m in self._members.values() if not m.threaded),
+                               key=lambda m: m.main)  # the workers start before the main steps
+        if self.parallel:
+            for member in self._service[:-1]:
+                member.worker = ServiceWorker(member.name,
+                                              lambda n, m=member: self._step_and_read(m, n))
         for member in self._members.values():
             if member.threaded:
                 target = (self._clock_loop if member.model.stepping == Stepping.CLOCK
@@ -428,22 +439,29 @@ class Conductor:
             self.start()
         self._check_threads()
         target = (self.ticks + 1) * self.step_size  # no drift from summing steps
-        service = [m for m in self._members.values() if not m.threaded]
-        jobs = [(m, self._steps_due(m, target)) for m in service]
-        jobs = [(m, n) for m, n in jobs if n]
-        if self._pool is not None and len(jobs) > 1:
-            futures = [self._pool.submit(self._step_member, m, n) for m, n in jobs[1:]]
-            self._step_member(*jobs[0])
-            for f in futures:
-                f.result()
-        else:
-            for m, n in jobs:
-                self._step_member(m, n)
+        started = 0
+        for member in self._service:
+            n = self._steps_due(member, target)
+            if n and member.worker is not None:
+                member.worker.start(n)
+                started += 1
+            else:
+                self._step_and_read(member, n)
+        if started:
+            error = None
+            for member in self._service:
+                if member.worker is not None:
+                    try:
+                        member.worker.wait()
+                    except BaseException as e:  # every worker done before one error is raised
+                        error = error or e
+            if error is not None:
+                raise error
         self.time = target
         self.ticks += 1
         with self._clock:
             self._clock.notify_all()
-        self._propagate()
+        self._propagate(read=False)
         self._exchange_outputs()
         self._handle_signals()
 
@@ -454,7 +472,9 @@ class Conductor:
     def _period(self, member: Member) -> float:
         return float(member.model.period) if member.model.period else self.step_size
 
-    def _step_member(self, member: Member, n: int) -> None:
+    def _step_and_read(self, member: Member, n: int) -> None:
+        """Step a SERVICE model ``n`` times, then read its values of the pairs others follow
+        (in the thread that stepped it)."""
         period = self._period(member)
         for _ in range(n):
             try:
@@ -464,6 +484,9 @@ class Conductor:
                                  f"{type(e).__name__}: {e}") from e
             member.steps += 1
             member.time = member.steps * period
+        values = member.values
+        for pair in member.exported:
+            values[pair] = member.model.value(*pair)
 
     def _clock_loop(self, member: Member) -> None:
         period = self._period(member)
@@ -538,12 +561,18 @@ class Conductor:
             return member.values[pair]
         return member.model.value(*pair)
 
-    def _propagate(self) -> None:
-        """Each holder's value to the followers of the pair."""
+    def _propagate(self, read: bool = True) -> None:
+        """Each holder's value to the followers of the pair (``read=False``: the SERVICE
+        holders' values read right after their steps of this tick)."""
         for pair, member, followers in self._plan:
-            if member.threaded and self._running and pair not in member.values:
-                continue
-            value = self._value(member, pair)
+            if member.threaded and self._running:
+                if pair not in member.values:
+                    continue
+                value = member.values[pair]
+            elif read:
+                value = member.model.value(*pair)
+            else:
+                value = member.values[pair]
             for follower in followers:
                 self._call(follower, "follow", pair[0], pair[1], value)
 
@@ -656,9 +685,10 @@ class Conductor:
                 due = int(math.floor(self.time / self._period(member) + EPS))
                 member.skips += max(0, due - member.due)  # ticks it never got to
                 member.due = max(due, member.due)
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        for member in self._service:
+            if member.worker is not None:
+                member.worker.close()
+                member.worker = None
         if self._running:
             self._running = False
             for member in self._members.values():

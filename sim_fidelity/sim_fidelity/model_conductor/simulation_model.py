@@ -11,6 +11,10 @@ its world (optionally only those matching a pattern). How it honours the allocat
 * taking ``pose`` back: DYNAMICS on, continuing from the given pose with the last velocity;
 * not holding ``collision``: COLLISION lever off (the holder's geometry makes the contacts).
 
+The states of the represented entities are read from the simulator once per step (one
+``get_states`` for every pose, twist and the output) and kept until the model's time or state
+changes through it.
+
 It also drives the simulated robot from the data source: ``sensor_msgs/JointState`` positions go
 to the world's joint position controllers (``set_joint_commands``), matched by joint name or by a
 ``joints`` mapping (JointState name -> controller plugin).
@@ -63,6 +67,8 @@ class SimulatorModel(Model):
         self._twist: dict[str, np.ndarray] = {}  # entity -> velocity while its pose is followed
         self._twist_followed: set[str] = set()
         self._controllers: dict[str, str] | None = None  # JointState name -> controller plugin
+        self._rows: dict[str, int] = {}  # entity -> its row in the read states
+        self._read: tuple[float, np.ndarray, np.ndarray] | None = None  # time, poses, twists
         if simulator is not None:
             self._index()
 
@@ -104,9 +110,20 @@ class SimulatorModel(Model):
         self._entities = [n for n in sim.entities(EntityKind.MODEL)
                           if not (info := sim.entity_info(n)).parent and not info.static
                           and (rx is None or rx.search(n))]
+        self._rows = {n: i for i, n in enumerate(self._entities)}
+        self._read = None
+
+    def _states(self) -> tuple[np.ndarray, np.ndarray]:
+        """Poses and twists of every represented entity, read once per simulated time (every
+        change of state through this model clears them)."""
+        now = self.sim.time
+        if self._read is None or self._read[0] != now:
+            self._read = (now, *self.sim.get_states(self._entities))
+        return self._read[1], self._read[2]
 
     # --- time --------------------------------------------------------------------------------
     def step(self, dt: float) -> None:
+        self._read = None
         self.sim.step(max(1, int(round(dt / self.sim.step_size))))
 
     @property
@@ -128,8 +145,8 @@ class SimulatorModel(Model):
             return bool(self.sim.get_lever([entity], Lever.COLLISION)[0])
         if attribute == TWIST and entity in self._following:
             return self._twist[entity].copy()
-        pose, twist = self.sim.get_states([entity])
-        return pose[0] if attribute == POSE else twist[0]
+        poses, twists = self._states()
+        return (poses if attribute == POSE else twists)[self._rows[entity]].copy()
 
     def follow(self, entity: str, attribute: str, value: Any) -> None:
         if attribute == POSE:
@@ -140,6 +157,7 @@ class SimulatorModel(Model):
                 self._twist[entity] = twist_between(last[1], pose, now - last[0])
             self._following[entity] = (now, pose.copy())
             self.sim.set_states([entity], pose[None])
+            self._read = None
         elif attribute == TWIST:
             self._twist[entity] = np.asarray(value, float).copy()
             self._twist_followed.add(entity)
@@ -166,6 +184,7 @@ class SimulatorModel(Model):
                 self.sim.set_states([entity], twists=twist[None])
         elif attribute == COLLISION:
             self.sim.set_lever([entity], Lever.COLLISION, True)
+        self._read = None
 
     def release(self, entity: str, attribute: str) -> None:
         self._check(entity, attribute)
@@ -178,6 +197,7 @@ class SimulatorModel(Model):
             self._twist_followed.add(entity)
         elif attribute == COLLISION:
             self.sim.set_lever([entity], Lever.COLLISION, False)
+        self._read = None
 
     def _check(self, entity: str, attribute: str) -> None:
         if entity not in self._entities or attribute not in (POSE, TWIST, COLLISION):
@@ -185,10 +205,10 @@ class SimulatorModel(Model):
 
     # --- communication -----------------------------------------------------------------------
     def output(self) -> Mapping[str, Any]:
-        held = [e for e in self._entities if e not in self._following]
-        poses, twists = self.sim.get_states(held)
-        return {"poses": dict(zip(held, poses)), "twists": dict(zip(held, twists)),
-                "time": self.sim.time}
+        poses, twists = self._states()
+        held = [(e, i) for e, i in self._rows.items() if e not in self._following]
+        return {"poses": {e: poses[i].copy() for e, i in held},
+                "twists": {e: twists[i].copy() for e, i in held}, "time": self.sim.time}
 
     def input(self, topic: str, message: Mapping[str, Any]) -> None:
         if "name" not in message or "position" not in message:
