@@ -61,7 +61,8 @@ class SimServer:
         self.stepper = Stepper(engine, self.lock, real_time_factor=real_time_factor,
                                on_advance=self._on_advance, on_diverged=self._on_diverged,
                                max_steps=max_steps)
-        self._untold = ""  # a divergence no reply has reported yet
+        self._untold: tuple[str, str] | None = None  # a divergence no reply reported yet:
+        # (the engine's error, the report)
         self.publishers = Publishers(node, engine, self.lock, self.stepper, sensor_values,
                                      self.model_topics, publish_rate=publish_rate,
                                      odometry=odometry)
@@ -101,7 +102,7 @@ class SimServer:
         report = f"{error}; the simulation is paused"
         self.node.get_logger().warning(report)
         self.publishers.publish_divergence(report)
-        self._untold = report
+        self._untold = (str(error), report)
 
     def _graph(self) -> set[str]:
         """Fully qualified names of the nodes in the ROS graph."""
@@ -167,10 +168,11 @@ class SimServer:
     def _tell_divergence(self, response: Any) -> None:
         """Put a divergence no reply has reported yet into this one's result message."""
         if self._untold and hasattr(response, "result"):
+            error, report = self._untold
             told = response.result.error_message
-            if self._untold not in told:
-                response.result.error_message = (f"{told}; " if told else "") + self._untold
-            self._untold = ""
+            if error not in told:  # the request that diverged answers with the error itself
+                response.result.error_message = (f"{told}; " if told else "") + report
+            self._untold = None
 
 
 # ---------------------------------------------------------------------- node entry points
