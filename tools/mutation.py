@@ -26,6 +26,7 @@ PACKAGE = ROOT / "sim_fidelity"
 OUT = ROOT / "build" / "mutation"
 COPIED = ("sim_fidelity", "test", "config", "worlds", "models", "resource", "package.xml",
           "setup.py")
+BESIDE = ("docs",)  # repository folders some tests read from beside the package folder
 
 
 def load_targets(path: Path = ROOT / "tools" / "mutation.toml") -> dict[str, dict]:
@@ -49,6 +50,10 @@ def prepare(name: str, target: dict) -> Path:
             shutil.copytree(src, work / item, ignore=ignore)
         else:
             shutil.copy2(src, work / item)
+    # mutmut runs the tests in <work>/mutants/: a test's parents[2] is <work>, as the
+    # repository root is for the package folder
+    for item in BESIDE:
+        shutil.copytree(ROOT / item, work / item, ignore=ignore)
     lines = lambda key, values: f"{key} =\n" + "".join(f"    {v}\n" for v in values)  # noqa: E731
     (work / "setup.cfg").write_text(
         "[mutmut]\nsource_paths = sim_fidelity\n"
