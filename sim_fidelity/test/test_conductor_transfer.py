@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sdf_snippets import GROUND, ball_model, world
+from sdf_snippets import GROUND, ball_model, box_model, world
 
 from sim_fidelity.model_conductor.conductor import Conductor, SceneObject
 from sim_fidelity.model_conductor.demo_models import Carrier
@@ -11,6 +11,7 @@ from sim_fidelity.model_conductor.errors import ResponsibilityError
 from sim_fidelity.model_conductor.model import COLLISION, POSE, TWIST, Model
 from sim_fidelity.model_conductor.simulation_model import SimulatorModel
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.levers import HOLD_FACTOR
 from sim_fidelity.simulator.protocol import Lever
 
 G = 9.81
@@ -81,6 +82,43 @@ def test_a_world_reads_its_states_once_a_step():
     conductor.transfer("ball", POSE, "hand")  # a change through the model is read anew
     conductor.tick()
     np.testing.assert_allclose(main.value("ball", POSE), carrier.value("ball", POSE), atol=1e-12)
+
+
+class Watched(SimulatorModel):
+    """A world that records how far the ball moves in each of its steps (before the follow)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.moved: list[float] = []
+
+    def step(self, dt):
+        start = self.sim.get_states(["ball"])[0][0, :3]
+        super().step(dt)
+        self.moved.append(float(np.linalg.norm(self.sim.get_states(["ball"])[0][0, :3] - start)))
+
+
+@pytest.mark.parametrize("tick", [0.001, 0.005])
+def test_a_held_body_under_load_moves_within_a_tick_by_the_stated_bound_only(tick):
+    """A 1 kg box rests on a ball another model holds still. The world's ball (DYNAMICS lever
+    off: damped, not welded) is back at the holder's pose after every tick; within a tick of n
+    steps the box's weight F moves it by at most n h^2 F / (HOLD_FACTOR M) (docs/conductor.md)."""
+    mass, box = 0.2, 1.0
+    engine = MujocoEngine.from_string(world("w", GROUND, ball_model("ball", 0, 0, 1.0, mass=mass),
+                                            box_model("box", 0, 0, 1.2, edge=0.3, mass=box),
+                                            step=H))
+    main = Watched("world", engine, entities="^ball$")
+    hand = Carrier("hand", entities=("ball",), velocity=(0, 0, 0))
+    conductor = Conductor(step=tick)
+    conductor.register(main, main=True)
+    conductor.register(hand)
+    conductor.initialise(responsibilities={("ball", POSE): "hand"})
+    ticks = int(round(0.6 / tick))
+    for _ in range(ticks):  # the box lands and settles on the ball
+        conductor.tick()
+        np.testing.assert_array_equal(main.value("ball", POSE), hand.value("ball", POSE))
+    moved = max(main.moved[-ticks // 6:])  # the last 0.1 s
+    bound = round(tick / H) * H**2 * box * G / (HOLD_FACTOR * mass)
+    assert 0.5 * bound < moved <= 1.01 * bound, (moved, bound)
 
 
 def test_twist_estimated_from_followed_poses_when_the_holder_gives_no_twist():

@@ -47,12 +47,14 @@ def run(args: argparse.Namespace) -> int:
           f"physics step {result['step'] * 1000:g} ms, tick {result['tick'] * 1000:g} ms, "
           f"MuJoCo {result['solver']} solver, "
           f"median of {result['repeats']} round(s)")
-    print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'cpu/wall':>10}{'spilled':>9}")
+    print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'cpu/wall':>10}{'spilled':>9}  "
+          "CPU us per tick: models, rest")
     for r in result["setups"]:
         ratio = f"{r['ratio_to_setup_2']:.2f}x" if "ratio_to_setup_2" in r else ""
         spilled = (f"{r['outcome']['spilled']}/{r['particles']}" if r["outcome"] else "")
+        cost = " + ".join(f"{name} {m['cpu_us_per_tick']:.0f}" for name, m in r["models"].items())
         print(f"{r['setup']:<6}{r['label']:<50}{r['real_time_factor']:>8.3f}{ratio:>8}"
-              f"{r['cpu_per_wall']:>10.2f}{spilled:>9}")
+              f"{r['cpu_per_wall']:>10.2f}{spilled:>9}  {cost}, {r['rest_cpu_us_per_tick']:.0f}")
     check = result["outcome_check"]
     if check:
         verdict = "agree" if check["agree"] else "DIFFER"

@@ -112,6 +112,7 @@ class Member:
     parameters: dict[str, Any]
     time: float = 0.0  # the model's own simulated time
     steps: int = 0
+    cpu: float = 0.0  # CPU seconds of the threads that ran its steps (SERVICE models)
     skips: int = 0  # clock ticks missed (CLOCK models)
     due: int = 0  # clock ticks accounted for (CLOCK models)
     held: tuple[Pair, ...] = ()
@@ -145,6 +146,7 @@ class ModelReport:
     skips: int
     time: float  # the model's simulated time at the end
     lag: float  # the main model's time minus the model's (CLOCK models fall behind)
+    cpu: float  # CPU seconds its steps took (SERVICE models; 0 for the others)
 
 
 @dataclass(frozen=True)
@@ -476,6 +478,7 @@ class Conductor:
         """Step a SERVICE model ``n`` times, then read its values of the pairs others follow
         (in the thread that stepped it)."""
         period = self._period(member)
+        cpu = _time.thread_time()
         for _ in range(n):
             try:
                 member.model.step(period)
@@ -484,6 +487,7 @@ class Conductor:
                                  f"{type(e).__name__}: {e}") from e
             member.steps += 1
             member.time = member.steps * period
+        member.cpu += _time.thread_time() - cpu
         values = member.values
         for pair in member.exported:
             values[pair] = member.model.value(*pair)
@@ -700,7 +704,7 @@ class Conductor:
         models = tuple(ModelReport(m.name, m.id, m.model.stepping.value, m.main, m.steps,
                                    m.skips, m.time,
                                    main_time - m.time if m.model.stepping != Stepping.FREE
-                                   else 0.0)
+                                   else 0.0, m.cpu)
                        for m in self._members.values())
         return RunReport(self.time, wall, self.ticks, models,
                          tuple(self.responsibilities.log), self.events, self.messages)

@@ -135,17 +135,22 @@ def outcome(sim: MujocoEngine, particles: int) -> dict[str, Any]:
 def run_setup(setup: Setup, bag: Path, duration: float,
               tick: float | None = None) -> dict[str, Any]:
     """Run one setup on the recording; its real-time factor, the CPU seconds of the process per
-    wall second (above 1: models ran in parallel), steps and outcome."""
+    wall second (above 1: models ran in parallel), each model's steps and CPU microseconds per
+    tick, the rest of the process's CPU per tick (the conductor: data, exchange, hand-offs), and
+    the outcome."""
     conductor, holder = ensemble(setup, tick)
     source = RecordedSource(bag)
     cpu = time.process_time()
     report = conductor.run(duration=duration, source=source)
     cpu = time.process_time() - cpu
+    ticks = max(report.ticks, 1)
     return {"setup": setup.number, "label": setup.label, "split": setup.split,
             "particles": setup.particles, "step_factor": setup.step_factor,
             "time": report.time, "wall": report.wall,
             "real_time_factor": report.real_time_factor, "cpu_per_wall": cpu / report.wall,
-            "models": {m.name: {"steps": m.steps, "time": m.time} for m in report.models},
+            "models": {m.name: {"steps": m.steps, "time": m.time,
+                                "cpu_us_per_tick": m.cpu / ticks * 1e6} for m in report.models},
+            "rest_cpu_us_per_tick": (cpu - sum(m.cpu for m in report.models)) / ticks * 1e6,
             "outcome": outcome(holder, setup.particles)}
 
 
