@@ -27,7 +27,8 @@ setup(
         *tree("launch"), *tree("config"), *tree("worlds"), *tree("models"),
     ],
     # What the code imports from PyPI; package.xml names the same through rosdep keys.
-    install_requires=["numpy", "pyyaml", "mujoco>=3.3", "rosbags", "tqdm", "matplotlib"],
+    install_requires=["numpy", "pyyaml", "mujoco>=3.3", "rosbags", "tqdm", "matplotlib",
+                      "pymap3d"],
     extras_require={"test": ["pytest"]},
     zip_safe=True,
     maintainer="sim_fidelity developers",
