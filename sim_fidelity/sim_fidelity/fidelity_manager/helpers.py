@@ -6,6 +6,12 @@ state; going back up it re-applies the cache; at the end it returns the tree to 
 start. Here the helpers of all trees are one vectorised bank (row ``i`` is tree ``i``'s helper):
 every tree that changes level in one call costs one ``set_lever`` per (lever, enabled) pair and one
 ``get_lever`` per lever to cache, whatever the number of trees.
+
+The start state is the world's original lever state as the simulator reports it
+(``get_lever(..., original=True)``), not whatever a manager that died before left behind: a bank
+first writes the originals back where the simulator differs from them. The restore does not trust
+its own bookkeeping either (a tick cut short by a signal or a failed call may have written part of
+a change): it reads every lever back and writes the originals where they differ.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ from .trees import TreeSet
 
 
 class HelperBank:
-    """The helpers of all trees of a :class:`TreeSet`. Trees start at HIGH (the scene as loaded)."""
+    """The helpers of all trees of a :class:`TreeSet`. Trees start at HIGH: the world's original
+    lever state, written back first where the simulator differs (``reverted`` counts those)."""
 
     def __init__(self, sim: Simulator, trees: TreeSet):
         self.sim, self.trees = sim, trees
@@ -29,9 +36,11 @@ class HelperBank:
         self.start = np.zeros((len(trees.entity), len(Lever)), bool)
         for lever in self.levers:
             objs = np.flatnonzero(self.handles[:, lever])
-            self.start[objs, lever] = sim.get_lever(trees.entity[objs].tolist(), lever)
+            self.start[objs, lever] = sim.get_lever(trees.entity[objs].tolist(), lever,
+                                                    original=True)
         self.cache = self.start.copy()  # high-fidelity lever state per object
         self.level = np.full(len(trees), Level.HIGH, LEVEL_DTYPE)
+        self.reverted = self._write_back_start()
 
     def lever_state(self, objs: np.ndarray, levels: np.ndarray) -> np.ndarray:
         """Boolean ``(len(objs), n_levers)``: the lever values of ``objs`` at per-object
@@ -59,20 +68,32 @@ class HelperBank:
         return changed
 
     def restore_all(self) -> None:
-        """Return every object to its lever state at the start; all trees are HIGH afterwards."""
-        objs = np.arange(len(self.trees.entity))
-        self._write(objs, self.lever_state(objs, self.level[self.trees.tree]), self.start[objs])
-        self.cache[:] = self.start
+        """Return every object to its lever state at the start, as read back from the simulator;
+        all trees are HIGH afterwards."""
         self.level[:] = Level.HIGH
+        self.cache[:] = self.start
+        self._write_back_start()
+
+    def _now(self) -> np.ndarray:
+        """The levers of every object as the simulator has them now (unhandled ones = start)."""
+        now = self.start.copy()
+        for lever in self.levers:
+            objs = np.flatnonzero(self.handles[:, lever])
+            now[objs, lever] = self.sim.get_lever(self.trees.entity[objs].tolist(), lever)
+        return now
+
+    def _write_back_start(self) -> int:
+        """Write the start state wherever the simulator differs from it; the number of objects
+        that differed."""
+        objs = np.arange(len(self.trees.entity))
+        now = self._now()
+        self._write(objs, now, self.start)
+        return int((now != self.start).any(axis=1).sum())
 
     def mismatches(self) -> list[tuple[str, Lever]]:
         """(entity, lever) pairs whose lever in the simulator differs from the start state."""
-        bad = []
-        for lever in self.levers:
-            objs = np.flatnonzero(self.handles[:, lever])
-            now = np.asarray(self.sim.get_lever(self.trees.entity[objs].tolist(), lever), bool)
-            bad += [(e, lever) for e in self.trees.entity[objs[now != self.start[objs, lever]]]]
-        return bad
+        obj, lever = np.nonzero(self._now() != self.start)
+        return [(e, Lever(int(v))) for e, v in zip(self.trees.entity[obj], lever)]
 
     def _write(self, objs: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
         """One set_lever per (lever, enabled) pair for the objects whose lever value changes."""

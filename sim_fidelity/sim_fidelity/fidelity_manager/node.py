@@ -9,9 +9,14 @@ Interfaces:
 * ``~/action`` (std_msgs/String): ``"<action> [<tree regex>]"`` forwarded to every action signaler;
 * ``~/summary`` (FidelitySummary) every tick, ``/diagnostics`` once a second.
 
-On shutdown (SIGINT, SIGTERM, exception) every object is restored before the node exits, within
-``RESTORE_BUDGET_S`` in all: when a launch stops, the simulator may be gone already; then the node
-says in one line which trees it could not restore and exits 0 (nothing is left to restore into).
+The start state is the world's original lever state, asked of the simulator; leftovers of a
+manager that died are written back first (logged). On shutdown (SIGINT, SIGTERM, exception) the
+restore waits for a tick in flight, no tick starts after it, and every object is restored, read
+back and counted, within ``RESTORE_BUDGET_S`` in all: when a launch stops, the simulator may be
+gone already; then the node says in one line which trees it could not restore and exits 0
+(nothing is left to restore into; sim_server restores the levers of a client that left). When no
+tick came for ``timeout`` seconds the node says once why: the simulator left the graph, or its
+time does not advance.
 Parameters: ``node_parameters.FIDELITY_MANAGER``; the preset is checked against the config's
 presets before the simulator is contacted.
 """
@@ -30,7 +35,7 @@ NAMES_SHOWN = 5  # trees named in the could-not-restore line
 class FidelityManagerNode:
     """The rclpy adapter around a :class:`FidelityManager`."""
 
-    def __init__(self, node, manager, rate: float):
+    def __init__(self, node, manager, rate: float, sim, silence: float):
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
         from std_msgs.msg import String
@@ -38,7 +43,10 @@ class FidelityManagerNode:
         from sim_fidelity_interfaces.msg import FidelitySummary
         from sim_fidelity_interfaces.srv import GetFidelity, SetFidelity
 
-        self.node, self.manager = node, manager
+        self.node, self.manager, self.sim = node, manager, sim
+        self.silence = silence  # seconds without a tick before the node says why
+        self.last_tick = time.monotonic()
+        self.silent = False  # the no-tick line was said; said again only after ticks resumed
         self.lock = threading.Lock()  # one tick or service call at a time
         self.stopping = False  # set by restore(): a tick's simulator error is then expected
         self.last_report = None
@@ -69,6 +77,10 @@ class FidelityManagerNode:
                     return
                 raise
         self.last_report = report
+        self.last_tick = time.monotonic()
+        if self.silent:
+            self.silent = False
+            self.node.get_logger().info("ticking again")
         self.tick_ms = (self.tick_ms + [report.wall * 1e3])[-100:]
         self._summary.publish(FidelitySummary(
             stamp=time_msg(report.time), high=report.counts["high"], medium=report.counts["medium"],
@@ -116,8 +128,24 @@ class FidelityManagerNode:
         if not signalers:
             self.node.get_logger().warning("action announced but the config has no action signaler")
 
+    def _say_why_silent(self) -> None:
+        """One line when no tick came for ``silence`` seconds: the simulator gone or paused."""
+        quiet = time.monotonic() - self.last_tick
+        if self.silent or quiet < self.silence or self.stopping:
+            return
+        self.silent = True
+        if self.sim.has_service("get_entities"):
+            self.node.get_logger().warning(
+                f"no tick for {quiet:.0f} s: the simulator answers but its time does not "
+                "advance (paused, or /clock not published)")
+        else:
+            self.node.get_logger().error(
+                f"no tick for {quiet:.0f} s: the simulator is gone (its services left the "
+                "graph); waiting for it to come back, or stop this node")
+
     def _publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+        self._say_why_silent()
         report = self.last_report
         status = DiagnosticStatus(name="fidelity_manager", hardware_id="sim_fidelity")
         if report is None:
@@ -188,8 +216,12 @@ def main(args: list[str] | None = None) -> int:
             node_name=f"{node.get_name()}_sim_client", namespace=node.get_namespace()))
         sim.wait_for_server()
         manager = FidelityManager(sim, config, p["preset"] or None)
-        adapter = FidelityManagerNode(node, manager, p["rate"])
+        adapter = FidelityManagerNode(node, manager, p["rate"], sim, p["timeout"])
         log = node.get_logger()
+        if manager.helpers is not None and manager.helpers.reverted:
+            log.warning(f"{manager.helpers.reverted} objects were not in the world's original "
+                        "lever state (left by a manager that stopped without restoring): "
+                        "written back")
         log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
                  f"{p['rate']:g} Hz of sim time")
         return lambda: restore(adapter, sim, log)

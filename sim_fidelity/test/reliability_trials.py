@@ -1,0 +1,91 @@
+"""Signal trials of issue 20 (point 4): a real fidelity_manager process against a real sim_server,
+stopped by SIGINT or SIGTERM at a random moment of its start-up, its ticking or its restore; the
+levers of every object are then read on the server. Used by test_reliability_signals.py (a dozen
+trials) and tools/probe_inputs.py (the hundred and more of docs/reliability.md)."""
+from __future__ import annotations
+
+import random
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from ros_processes import REPO, start_as_launch, start_node
+
+from sim_fidelity.simulator import EntityKind, Lever
+
+WORLD = REPO / "worlds" / "stack_test.sdf"
+CONFIG = REPO / "config" / "stack_test.yaml"
+SERVER = "sim_fidelity.simulator.ros.server"
+LEVERS = (Lever.DYNAMICS, Lever.COLLISION)  # what the shape type lowers
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@dataclass
+class Trial:
+    """One signal trial: when and what was sent, how the manager ended, what the server has."""
+
+    delay: float  # seconds after the manager's start
+    signum: int
+    phase: str  # start-up | ticking | restore (a second signal during the restore)
+    lowered_at_signal: int  # objects with a lever off on the server just before the signal
+    exit_code: int
+    reported: int | None  # "N objects differ" of the manager's last line; None if not said
+    left_changed: int  # objects with a lever off on the server after the exit
+
+    @property
+    def ok(self) -> bool:
+        """Nothing left changed, nothing misreported, a clean exit: 0, or death by the signal
+        while the interpreter itself started (before the entry point's first line)."""
+        clean = self.exit_code == 0 or (self.exit_code < 0 and self.phase == "start-up"
+                                        and self.lowered_at_signal == 0)
+        return self.left_changed == 0 and clean and self.reported in (0, None)
+
+
+def start_server(domain: int, log: Path):
+    """sim_server on stack_test, playing at real time (the boxes settle and get lowered)."""
+    return start_node(SERVER, {"world": WORLD, "real_time_factor": 1.0}, domain, log)
+
+
+def start_manager(domain: int, log: Path, preset: str = "adfi-2"):
+    """The ``fidelity_manager`` console script, started as launch_ros starts it."""
+    return start_as_launch("fidelity_manager", domain, log,
+                           params={"config": CONFIG, "preset": preset, "rate": 50.0})
+
+
+def changed_objects(sim) -> int:
+    """Boxes with any shape lever off, read on the server."""
+    boxes = sim.entities(EntityKind.MODEL, pattern=r"^box_")
+    off = np.zeros(len(boxes), bool)
+    for lever in LEVERS:
+        off |= ~np.asarray(sim.get_lever(boxes, lever), bool)
+    return int(off.sum())
+
+
+def run_trial(domain: int, sim, log: Path, rng: random.Random, max_delay: float = 4.0) -> Trial:
+    """Start a manager, signal it after a random delay (sometimes twice, the second during its
+    restore), wait for its exit and count the objects left changed on the server."""
+    delay = rng.uniform(0.0, max_delay)
+    signum = rng.choice(SIGNALS)
+    twice = rng.random() < 0.3
+    proc = start_manager(domain, log)
+    try:
+        time.sleep(delay)
+        started = "preset '" in log.read_text()
+        lowered = changed_objects(sim)
+        proc.send_signal(signum)
+        if twice:
+            time.sleep(rng.uniform(0.0, 0.1))
+            if proc.poll() is None:
+                proc.send_signal(rng.choice(SIGNALS))
+        code = proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = re.findall(r"(\d+) objects differ from their start state", log.read_text())
+    phase = "restore" if twice and started else ("ticking" if started else "start-up")
+    return Trial(delay, signum, phase, lowered, code, int(said[-1]) if said else None,
+                 changed_objects(sim))

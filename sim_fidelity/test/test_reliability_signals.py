@@ -1,0 +1,65 @@
+"""Issue 20, point 4: clean-up always wins. SIGINT/SIGTERM reach a real fidelity_manager at random
+moments of its start-up, ticking and restore; every object's levers are then read on the real
+sim_server. A SIGKILLed manager's levers are restored by the server, and the next manager starts
+from the world's originals. (The 100+ trials of docs/reliability.md: tools/probe_inputs.py.)"""
+from __future__ import annotations
+
+import random
+import signal
+
+import pytest
+from reliability_trials import changed_objects, run_trial, start_manager, start_server
+from ros_processes import next_domain, stop, wait_for
+
+from sim_fidelity.simulator.ros.client import RosSimulator
+
+pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
+
+TRIALS = 8
+LEASE_S = 35.0  # a SIGKILLed process leaves the DDS graph when its lease ends (Fast DDS: 20 s)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("signals")
+    domain = next_domain()
+    proc = start_server(domain, tmp / "server.log")
+    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    try:
+        sim.wait_for_server(30.0)
+        yield domain, sim, tmp
+    finally:
+        sim.close()
+        stop(proc)
+
+
+def test_signals_at_random_moments_leave_every_object_restored(server):
+    domain, sim, tmp = server
+    rng = random.Random(20)
+    trials = [run_trial(domain, sim, tmp / f"manager_{i}.log", rng) for i in range(TRIALS)]
+    bad = [t for t in trials if not t.ok]
+    assert not bad, bad
+    assert any(t.lowered_at_signal > 0 for t in trials), "no trial caught the manager lowering"
+
+
+def test_sigkill_is_undone_by_the_server_and_the_next_manager_starts_from_originals(server):
+    domain, sim, tmp = server
+    for round_ in range(2):
+        killed = start_manager(domain, tmp / f"killed_{round_}.log")
+        try:
+            assert wait_for(lambda: changed_objects(sim) > 0, 60.0), "nothing was lowered"
+        finally:
+            killed.kill()
+            killed.wait()
+        if round_ == 0:  # the server sees the manager's client leave and restores its levers
+            assert wait_for(lambda: changed_objects(sim) == 0, LEASE_S, period=0.5), \
+                changed_objects(sim)
+    # round 2: the next manager starts at once, whatever the server has restored by then
+    log = tmp / "next.log"
+    following = start_manager(domain, log)
+    try:
+        assert wait_for(lambda: "preset '" in log.read_text(), 60.0), log.read_text()
+    finally:
+        assert stop(following, signal.SIGINT) == 0, log.read_text()
+    assert changed_objects(sim) == 0
+    assert "0 objects differ from their start state" in log.read_text()
