@@ -81,6 +81,26 @@ def over_ros(world_file: Path, tmp: Path) -> Iterator[Simulator]:
 
 
 @contextlib.contextmanager
+def over_ros_classic(world_file: Path, tmp: Path) -> Iterator[Simulator]:
+    """The gazebo_msgs flavour against sim_server serving Gazebo classic's interface only."""
+    pytest.importorskip("gazebo_msgs.srv", reason="interface packages not built")
+    from sim_fidelity.simulator.ros.classic.client import ClassicRosSimulator
+    domain = next_domain()
+    proc = start_node("sim_fidelity.simulator.ros.server",
+                      {"world": world_file, "paused": True, "real_time_factor": 1.0,
+                       "interfaces": "gazebo_msgs", "serve_levers": False}, domain,
+                      tmp / "sim_server.log")
+    sim = ClassicRosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
+    try:
+        sim.wait_for_server(30.0)
+        yield sim
+        assert proc.poll() is None, "sim_server died during the tests"
+    finally:
+        sim.close()
+        stop(proc)
+
+
+@contextlib.contextmanager
 def island_threads(world_file: Path, _tmp: Path) -> Iterator[Simulator]:
     engine = IslandParallelEngine.from_file(world_file, threads=2)
     engine.set_sim_state(SimState.PAUSED)
@@ -89,7 +109,19 @@ def island_threads(world_file: Path, _tmp: Path) -> Iterator[Simulator]:
 
 
 BACKENDS: dict[str, Callable[[Path, Path], contextlib.AbstractContextManager[Simulator]]] = {
-    "mujoco": in_process, "mujoco_islands": island_threads, "ros": over_ros}
+    "mujoco": in_process, "mujoco_islands": island_threads, "ros": over_ros,
+    "ros_classic": over_ros_classic}
+
+
+def advance(sim: Simulator, n: int) -> None:
+    """``n`` steps; a simulator that declares no stepping plays until as much time passed."""
+    if sim.features().stepping:
+        sim.step(n)
+        return
+    until = sim.time + n * sim.step_size
+    sim.set_sim_state(SimState.PLAYING)
+    assert wait_for(lambda: sim.time >= until, 30.0), "time does not advance while playing"
+    sim.set_sim_state(SimState.PAUSED)
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +252,10 @@ def test_invalid_operations(sim):
 # ---------------------------------------------------------------------- time
 def test_step_advances_time_by_n_steps(sim):
     assert sim.step_size == pytest.approx(STEP)
+    if not sim.features().stepping:  # declared: refused
+        with pytest.raises(UnsupportedFeatureError):
+            sim.step(1)
+        return
     assert sim.time == 0.0
     sim.step(250)
     assert sim.time == pytest.approx(250 * STEP, abs=1e-9)
@@ -236,7 +272,7 @@ def test_step_advances_time_by_n_steps(sim):
 def test_reset_returns_to_the_initial_state(sim):
     start = sim.get_states(["floating", "resting"])[0]
     sim.set_states(["resting"], poses=np.array([[0, 2, 0.2, 0, 0, 0, 1.0]]))
-    sim.step(100)
+    advance(sim, 100)
     sim.reset()
     assert sim.time == 0.0
     np.testing.assert_allclose(sim.get_states(["floating", "resting"])[0], start, atol=1e-9)
@@ -248,15 +284,17 @@ def test_state_machine(sim):
     assert sim.sim_state() == SimState.PLAYING
     if sim.features().free_running:  # declared: time runs on its own and step() is refused
         assert wait_for(lambda: sim.time > 0.02, 10.0), "time does not advance while playing"
-        with pytest.raises(InvalidOperationError):
+        with pytest.raises(InvalidOperationError if sim.features().stepping
+                           else UnsupportedFeatureError):
             sim.step(1)
     else:  # declared: time moves only by step(), in every state
         sim.step(10)
         assert sim.time == pytest.approx(10 * STEP, abs=1e-9)
     sim.set_sim_state(SimState.PAUSED)
     paused_at = sim.time
-    sim.step(5)
-    assert sim.time == pytest.approx(paused_at + 5 * STEP, abs=1e-9)
+    if sim.features().stepping:
+        sim.step(5)
+        assert sim.time == pytest.approx(paused_at + 5 * STEP, abs=1e-9)
     sim.set_sim_state(SimState.STOPPED)  # stopped: paused and back to the start
     assert sim.sim_state() == SimState.STOPPED
     assert wait_for(lambda: sim.time == 0.0, 5.0)
@@ -277,7 +315,7 @@ def test_spawn_and_delete(sim):
     try:
         assert name == "spawned" and {"spawned", "spawned::link"} <= set(sim.entities())
         np.testing.assert_allclose(sim.get_states(["spawned"])[0][0, :3], [0, 4, 1], atol=1e-9)
-        sim.step(10)
+        advance(sim, 10)
         assert sim.get_states(["spawned"])[0][0, 2] < 1.0
         sim.reset()  # spawned entities stay, back where they were spawned
         np.testing.assert_allclose(sim.get_states(["spawned"])[0][0, :3], [0, 4, 1], atol=1e-9)
@@ -315,7 +353,7 @@ def test_a_rejected_spawn_leaves_the_world_as_it_was(sim):
     if not sim.features().spawning:
         return  # declared (test_spawn_and_delete checks the refusal)
     entities = sim.entities()
-    sim.step(10)
+    advance(sim, 10)
     states = sim.get_states(["resting", "floating"])
     with pytest.raises(SimulatorError):  # which one: test_spawn_rejects_bad_sdf
         sim.spawn("bad", BAD_GAIN)
@@ -325,7 +363,7 @@ def test_a_rejected_spawn_leaves_the_world_as_it_was(sim):
     name = sim.spawn("bad", NEW_BOX.replace("spawned", "bad"), np.array([0, 4, 1, 0, 0, 0, 1.0]))
     try:
         assert name == "bad" and set(sim.entities()) - set(entities) == {"bad", "bad::link"}
-        sim.step(10)  # and the world still steps
+        advance(sim, 10)  # and the world still steps
     finally:
         sim.delete(name)
 
@@ -354,10 +392,10 @@ def test_levers_act_in_batch(sim):
         return  # declared (test_levers_match_features checks the refusal)
     sim.set_lever(["floating", "resting"], Lever.DYNAMICS, False)
     assert sim.get_lever(["floating", "resting"], Lever.DYNAMICS).tolist() == [False, False]
-    sim.step(200)
+    advance(sim, 200)
     assert sim.get_states(["floating"])[0][0, 2] == pytest.approx(1.0, abs=1e-6)
     sim.set_lever(["floating", "resting"], Lever.DYNAMICS, True)
-    sim.step(100)
+    advance(sim, 100)
     assert sim.get_states(["floating"])[0][0, 2] < 0.99
 
 

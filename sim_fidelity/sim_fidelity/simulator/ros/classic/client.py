@@ -76,6 +76,7 @@ class ClassicRosSimulator(RosSimulator):
         self._spawned_sdf: dict[str, str] = {}  # what this client spawned, for bounds()
         self._bounds_engines: dict[str, Any] = {}  # model -> a one-model MujocoEngine
         self._state: SimState | None = None  # what this client last set
+        self._gravity_original: dict[str, bool] = {}  # link -> gravity_mode before we changed it
         self._in_fallback = False
         self.topic_reads = 0  # get_states answered from the state topics (observability)
 
@@ -336,16 +337,28 @@ class ClassicRosSimulator(RosSimulator):
             raise InvalidOperationError(f"cannot switch to {name}: Gazebo classic offers PLAYING, "
                                         "PAUSED and STOPPED (paused and reset)")
         self._gz("unpause_physics" if state == SimState.PLAYING else "pause_physics")
+        self._wrote()  # a message on its way may hold states from before the pause
         if state == SimState.STOPPED:
             self.reset()
         self._state = SimState(state)
 
     def reset(self) -> None:
+        """``reset_simulation``, then every lever this client lowered back to its original
+        (Gazebo classic's reset keeps static copies and gravity modes)."""
         self._gz("reset_simulation", Empty.Request())
         self._wrote()
         with self._clock_event:  # Gazebo classic publishes /clock only when time moves
             self._clock = 0.0
             self._clock_event.notify_all()
+        self._in_fallback = True
+        try:
+            for name, entry in list(self._lowered.items()):  # the original, at its world pose
+                self.delete(name)
+                self.spawn(name, entry["sdf"])
+                del self._lowered[name]
+        finally:
+            self._in_fallback = False
+        self._set_gravity(self._gravity_original)
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
@@ -414,32 +427,43 @@ class ClassicRosSimulator(RosSimulator):
             return
         if lever not in self.features().levers:
             raise UnsupportedLeverError(lever, why="no set_link_properties service")
-        links = sorted({link for n in names for link in self._links_of(n)})
-        current = self._gz_many("get_link_properties", [
-            gs.GetLinkProperties.Request(link_name=link) for link in links])
-        requests = []
+        self._set_gravity({link: bool(enabled)
+                           for n in names for link in self._links_of(n)})
+
+    def _set_gravity(self, modes: dict[str, bool]) -> None:
+        """Set each link's gravity_mode (mass, inertia and centre of mass as they are),
+        remembering the mode each had before this client first changed it."""
+        links = sorted(modes)
+        current = self._link_properties(links)
         for link, props in zip(links, current):
-            self._ok(props, "get_link_properties", link)
-            requests.append(gs.SetLinkProperties.Request(
-                link_name=link, com=props.com, gravity_mode=bool(enabled), mass=props.mass,
-                ixx=props.ixx, ixy=props.ixy, ixz=props.ixz, iyy=props.iyy, iyz=props.iyz,
-                izz=props.izz))
+            self._gravity_original.setdefault(link, bool(props.gravity_mode))
+        requests = [gs.SetLinkProperties.Request(
+            link_name=link, com=p.com, gravity_mode=modes[link], mass=p.mass, ixx=p.ixx,
+            ixy=p.ixy, ixz=p.ixz, iyy=p.iyy, iyz=p.iyz, izz=p.izz)
+            for link, p in zip(links, current)]
         for link, answer in zip(links, self._gz_many("set_link_properties", requests)):
             self._ok(answer, "set_link_properties", link)
 
-    def get_lever(self, names: Sequence[str], lever: Lever) -> np.ndarray:
+    def _link_properties(self, links: list[str]) -> list:
+        answers = self._gz_many("get_link_properties", [
+            gs.GetLinkProperties.Request(link_name=link) for link in links])
+        for link, a in zip(links, answers):
+            self._ok(a, "get_link_properties", link)
+        return answers
+
+    def get_lever(self, names: Sequence[str], lever: Lever, *,
+                  original: bool = False) -> np.ndarray:
+        """The lever per entity; ``original``: before this client changed it (the static-copy
+        fallback lowers only what the world file has at full fidelity)."""
         lever, names = Lever.of(lever), list(names)
         if lever != Lever.GRAVITY:
             self._infos(names)  # unknown names fail as they do for every lever
-            return super().get_lever(names, lever)
+            return super().get_lever(names, lever, original=original)
         links_of = {n: self._links_of(n) for n in names}
         links = sorted({link for ls in links_of.values() for link in ls})
-        answers = self._gz_many("get_link_properties", [
-            gs.GetLinkProperties.Request(link_name=link) for link in links])
-        mode = {}
-        for link, a in zip(links, answers):
-            self._ok(a, "get_link_properties", link)
-            mode[link] = bool(a.gravity_mode)
+        mode = {link: bool(a.gravity_mode) for link, a in zip(links, self._link_properties(links))}
+        if original:
+            mode.update((k, v) for k, v in self._gravity_original.items() if k in mode)
         return np.array([all(mode[link] for link in links_of[n]) for n in names], bool)
 
     def _links_of(self, name: str) -> list[str]:
