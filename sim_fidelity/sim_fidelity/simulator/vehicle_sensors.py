@@ -22,6 +22,7 @@ The noise comes from one seeded generator, so a seeded run repeats exactly.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import deque
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -33,6 +34,7 @@ from .errors import SdfError
 from .sdf.records import LoadedWorld, SensorRecord
 
 KINDS = ("navsat", "imu")
+QUEUE_LIMIT = 4096  # samples kept for take(); older ones go (a reader that never takes)
 
 
 @dataclass(frozen=True)
@@ -180,14 +182,13 @@ class VehicleSensors:
         self._seed = seed
         self.rng = np.random.default_rng(seed)
         self._links = [s.link for s in self.specs]
-        self._body = np.array([engine.model.body(link).id for link in self._links], int)
         self._poses = np.array([s.pose for s in self.specs], float).reshape(-1, 7)
         self._due = np.zeros(len(self.specs))  # sim time of each sensor's next sample
         self._next = np.inf  # the earliest of them
         self._last = engine.time
         self._schedule(engine.time)
         self._latest: dict[str, Sample] = {}
-        self._queue: list[tuple[SensorSpec, Sample]] = []
+        self._queue: deque[tuple[SensorSpec, Sample]] = deque(maxlen=QUEUE_LIMIT)
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -231,8 +232,9 @@ class VehicleSensors:
         self.rng = np.random.default_rng(self._seed)
 
     def take(self) -> list[tuple[SensorSpec, Sample]]:
-        """The samples taken since the last call, oldest first."""
-        out, self._queue = self._queue, []
+        """The samples taken since the last call (the newest ``QUEUE_LIMIT``), oldest first."""
+        out = list(self._queue)
+        self._queue.clear()
         return out
 
     def latest(self, name: str) -> Sample | None:
@@ -279,8 +281,8 @@ class VehicleSensors:
         acc = np.empty((len(idx), 3))
         res = np.zeros(6)
         for k, i in enumerate(idx):
-            mujoco.mj_objectAcceleration(m, d, mujoco.mjtObj.mjOBJ_BODY, int(self._body[i]),
-                                         res, 0)
+            body = m.body(self._links[i]).id  # by name: ids change when the model recompiles
+            mujoco.mj_objectAcceleration(m, d, mujoco.mjtObj.mjOBJ_BODY, body, res, 0)
             acc[k] = res[3:]  # world frame, at the link origin; MuJoCo includes -g (proper)
         q_inv = poses.quat_conj(frame[:, 3:])
         omega = poses.quat_rotate(q_inv, link_twist[:, 3:])
