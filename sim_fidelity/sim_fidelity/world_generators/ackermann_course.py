@@ -21,6 +21,7 @@ import argparse
 import math
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,9 +191,8 @@ def _vehicle_inline(actuation: Actuation) -> str:
     calibration = (f"  <sim_fidelity:speed_map>{pairs}</sim_fidelity:speed_map>\n"
                    f"      <sim_fidelity:steering_offset>{actuation.steering_offset:g}"
                    "</sim_fidelity:steering_offset>\n    </plugin>")
-    body = match.group(1).replace("</plugin>", calibration, 1)
-    return (f'\n    <model name="{MODEL}">\n      <pose>{_start_pose()}</pose>'
-            f"{body.rstrip()}\n    </model>")
+    body = textwrap.indent(match.group(1).replace("</plugin>", calibration, 1).rstrip(), "  ")
+    return f'\n    <model name="{MODEL}">\n      <pose>{_start_pose()}</pose>{body}\n    </model>'
 
 
 def _start_pose() -> str:
