@@ -105,8 +105,8 @@ class Navigator:
     def tick(self, t: float) -> tuple[float, float]:
         """The command (speed m/s, steering rad) for the control period starting at ``t``."""
         self._advance(t)
-        if self.position is None or self.heading is None:
-            self.command = (0.0, 0.0) if self.position is None else (self.p.turn_speed, 0.0)
+        if self.position is None:
+            self.command = (0.0, 0.0)
             return self.command
         last = len(self.p.waypoints) - 1
         while self.waypoint < last and self._distance() < self.p.capture_radius:
@@ -123,6 +123,9 @@ class Navigator:
         if norm > v_sat:
             desired *= v_sat / norm
             norm = v_sat
+        if self.heading is None:  # drive straight on until two fixes show the heading
+            self.command = (norm, 0.0)
+            return self.command
         # bicycle pursuit towards the desired velocity's direction
         alpha = wrap(math.atan2(desired[1], desired[0]) - self.heading)
         lookahead = float(np.clip(np.hypot(*delta), *self.p.lookahead))
