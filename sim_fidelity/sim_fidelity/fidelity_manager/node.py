@@ -30,6 +30,7 @@ from ..errors import SimFidelityError
 
 RESTORE_BUDGET_S = 2.5  # every simulator call of the restore together
 NAMES_SHOWN = 5  # trees named in the could-not-restore line
+ASK_SIMULATOR_S = 1.0  # for the simulation state, when no tick came for a while
 
 
 class FidelityManagerNode:
@@ -133,15 +134,19 @@ class FidelityManagerNode:
         quiet = time.monotonic() - self.last_tick
         if self.silent or quiet < self.silence or self.stopping:
             return
+        from ..simulator.errors import SimulatorError
+        from ..simulator.protocol import SimState
         self.silent = True
-        if self.sim.has_service("get_entities"):
-            self.node.get_logger().warning(
-                f"no tick for {quiet:.0f} s: the simulator answers but its time does not "
-                "advance (paused, or /clock not published)")
-        else:
+        try:
+            state = self.sim.call("get_simulation_state", timeout=ASK_SIMULATOR_S).state.state
+        except SimulatorError as e:
             self.node.get_logger().error(
-                f"no tick for {quiet:.0f} s: the simulator is gone (its services left the "
-                "graph); waiting for it to come back, or stop this node")
+                f"no tick for {quiet:.0f} s: the simulator does not answer ({e}); waiting for "
+                "it to come back, or stop this node")
+            return
+        self.node.get_logger().warning(
+            f"no tick for {quiet:.0f} s: the simulator answers ({SimState(state).name}) but its "
+            "time does not advance (paused, or /clock not published)")
 
     def _publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
