@@ -69,6 +69,7 @@ class SimulatorModel(Model):
         self._controllers: dict[str, str] | None = None  # JointState name -> controller plugin
         self._rows: dict[str, int] = {}  # entity -> its row in the read states
         self._read: tuple[float, np.ndarray, np.ndarray] | None = None  # time, poses, twists
+        self._lowered: set[tuple[str, Lever]] = set()  # levers release() switched off
         if simulator is not None:
             self._index()
 
@@ -171,6 +172,7 @@ class SimulatorModel(Model):
             self._following.pop(entity, None)
             self._twist.pop(entity, None)
             self.sim.set_lever([entity], Lever.DYNAMICS, True)
+            self._lowered.discard((entity, Lever.DYNAMICS))
             if following or not np.allclose(pose, self.sim.get_states([entity])[0][0],
                                              rtol=0, atol=1e-12):
                 # (a robot welded to the world can only keep its own pose)
@@ -184,6 +186,7 @@ class SimulatorModel(Model):
                 self.sim.set_states([entity], twists=twist[None])
         elif attribute == COLLISION:
             self.sim.set_lever([entity], Lever.COLLISION, True)
+            self._lowered.discard((entity, Lever.COLLISION))
         self._read = None
 
     def release(self, entity: str, attribute: str) -> None:
@@ -192,12 +195,23 @@ class SimulatorModel(Model):
             pose, twist = self.sim.get_states([entity])
             self._following[entity] = (self.sim.time, pose[0])
             self._twist[entity] = twist[0]
+            self._lowered.add((entity, Lever.DYNAMICS))  # before the call: it may land and fail
             self.sim.set_lever([entity], Lever.DYNAMICS, False)
         elif attribute == TWIST:
             self._twist_followed.add(entity)
         elif attribute == COLLISION:
+            self._lowered.add((entity, Lever.COLLISION))
             self.sim.set_lever([entity], Lever.COLLISION, False)
         self._read = None
+
+    def stop(self) -> None:
+        """Switch back on every lever :meth:`release` switched off: a simulator shared with
+        others (a sim_server) is left as the run found it."""
+        for lever in (Lever.DYNAMICS, Lever.COLLISION):
+            names = sorted(e for e, v in self._lowered if v == lever)
+            if names:
+                self.sim.set_lever(names, lever, True)
+        self._lowered.clear()
 
     def _check(self, entity: str, attribute: str) -> None:
         if entity not in self._entities or attribute not in (POSE, TWIST, COLLISION):
