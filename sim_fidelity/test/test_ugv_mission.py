@@ -1,0 +1,100 @@
+"""The UGV's mission software and its monitor: the pure core, and missions flown in process on
+the vehicle (``UgvSim``, real MuJoCo) on the design and deployment fields."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sim_fidelity.ugv.course import GOAL_RADIUS, TIME_LIMIT, WAYPOINTS
+from sim_fidelity.ugv.fly import Start, fly
+from sim_fidelity.ugv.mission import MissionParams, Navigator
+from sim_fidelity.ugv.monitor import GIVE_UP, INSTRUMENTATION, PerformanceMonitor
+from sim_fidelity.ugv.vehicle import UgvSim
+
+QUIET = dict(steering_noise=0.0, speed_noise=0.0)
+
+
+def test_dead_reckoning_follows_the_bicycle_arc_between_fixes() -> None:
+    nav = Navigator(MissionParams(**QUIET))
+    nav.on_fix(0.0, 0.0, 0.0)
+    nav.set_heading(0.0)
+    nav.command = (1.0, 0.3)  # in force from t = 0
+    nav.on_pitch(0.0)
+    nav._advance(1.0)
+    rate = math.tan(0.3) / nav.p.wheelbase  # rad/s
+    radius = 1.0 / rate
+    expected = radius * np.array([math.sin(rate), 1 - math.cos(rate)])
+    np.testing.assert_allclose(nav.position, expected, atol=1e-9)
+    assert nav.heading == pytest.approx(rate)
+
+
+def test_heading_from_the_gps_chord_advanced_by_half_the_turn() -> None:
+    nav = Navigator(MissionParams(**QUIET))
+    nav.on_fix(0.0, 0.0, 0.0)
+    nav.set_heading(0.0)
+    nav.command = (0.0, 0.0)
+    nav.on_fix(1.0, 1.0, 1.0)  # moved north-east while dead reckoning saw no turn
+    assert nav.heading == pytest.approx(math.pi / 4)
+    np.testing.assert_allclose(nav.position, [1.0, 1.0])
+
+
+def test_spring_saturates_and_the_pitch_check_raises_it() -> None:
+    for redesign, pitch, speed in ((False, 0.3, 1.0), (True, 0.0, 1.0), (True, -0.3, 2.0)):
+        params = MissionParams(**QUIET, redesign=redesign)
+        nav = Navigator(params)
+        nav.on_fix(0.0, 0.0, 0.0)
+        nav.set_heading(math.atan2(15, 5))  # facing the second waypoint, 15.8 m away
+        nav.on_pitch(pitch)
+        assert nav.tick(0.0) == pytest.approx((speed, 0.0), abs=1e-9), (redesign, pitch)
+        assert nav.climbing == (redesign and abs(pitch) > params.pitch_threshold)
+    near = Navigator(MissionParams(**QUIET))
+    near.waypoint = 2
+    near.on_fix(0.0, -5.0 + 1.2, 15.0)  # 1.2 m short of the final waypoint, facing it
+    near.set_heading(math.pi)
+    assert near.tick(0.0)[0] == pytest.approx(0.5 * 1.2)  # the spring, below saturation
+    near.on_fix(1.0, -5.0 + 0.9, 15.0)
+    assert near.finished and near.tick(1.0) == (0.0, 0.0)  # inside the stop radius
+
+
+def test_monitor_rewards_on_time_arrival_once_and_reports_every_two_seconds() -> None:
+    monitor = PerformanceMonitor(start=100.0)
+    rewards = []
+    for k in range(0, 400):
+        t = 100.0 + 0.1 * k
+        fix = (-5.0 + GOAL_RADIUS - 0.1, 15.0) if t >= 130.0 else (0.0, 0.0)
+        monitor.update(t, fix, last_leg=True)
+        report = monitor.report(t, (0.0,) * (len(INSTRUMENTATION) - 1))
+        if report is not None:
+            rewards.append((round(t - 100.0, 1), report.reward))
+            assert len(report.row) == len(INSTRUMENTATION) and report.row[-1] == report.reward
+        if monitor.done:
+            break
+    assert monitor.on_time and monitor.total == 10.0
+    assert [t for t, _ in rewards] == [2.0 * i for i in range(1, 15)] + [30.0]
+    assert sum(r for _, r in rewards) == 10.0
+
+
+def test_monitor_late_arrival_and_giving_up_cost_ten_once() -> None:
+    late = PerformanceMonitor(start=0.0)
+    for k in range(0, 450):
+        late.update(0.1 * k, (-5.0, 15.0) if k >= 440 else (0.0, 0.0), last_leg=True)
+    assert late.arrived_at == pytest.approx(44.0) and not late.on_time and late.total == -10.0
+    gone = PerformanceMonitor(start=0.0)
+    far = PerformanceMonitor(start=0.0)
+    for k in range(0, int(GIVE_UP * 10) + 1):
+        gone.update(0.1 * k, (0.0, 0.0), last_leg=True)
+        far.update(0.1 * k, (-5.0, 15.0), last_leg=False)  # at the goal, a waypoint skipped
+    assert gone.done and gone.total == -10.0 and gone.arrived_at is None
+    assert far.done and far.total == -10.0 and far.arrived_at is None
+    assert TIME_LIMIT < GIVE_UP
+
+
+def test_mission_reaches_the_three_waypoints_on_the_design_field() -> None:
+    sim = UgvSim.from_world("design", seed=3)
+    flight = fly(sim, MissionParams(), Start(0.2, -0.3, math.pi / 2 + 0.1, seed=5))
+    assert flight.total == 10.0 and flight.arrived_at <= TIME_LIMIT
+    gaps = [np.hypot(*(flight.track - np.array(w)).T).min() for w in WAYPOINTS]
+    assert gaps[1] < MissionParams().capture_radius + 0.5  # passed by the second waypoint
+    assert np.hypot(*(flight.track[-1] - np.array(WAYPOINTS[-1]))) < GOAL_RADIUS
