@@ -3,20 +3,25 @@
     ros2 launch sim_fidelity fidelity_manager.launch.py world:=<sdf> config:=<yaml> preset:=adfi-2
 
 ``preset`` is one of the config's presets (the manager checks it at start and names the known
-ones); when the manager exits, the launch stops. Against Gazebo instead, set ``sim_server:=false``
-and start gz-sim with the ros_gz_sim server so that the simulation_interfaces services exist; the
-manager then lowers fidelity through the static-copy fallback (give ``world`` the same SDF).
+ones); when the manager exits, the launch stops. ``backend:=gz`` starts gz-sim's server (ros_gz_sim)
+on ``world`` instead of sim_server, ``backend:=classic`` Gazebo 11's gzserver (gazebo_ros); the
+manager then lowers fidelity through the static-copy fallback (DYNAMICS, COLLISION; with classic
+also GRAVITY), reading the models' SDF from ``world`` (docs/gazebo_classic.md).
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, SetEnvironmentVariable, Shutdown
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-BOOL = ["true", "false"]
+from sim_fidelity.simulator.ros.classic.launch_actions import (
+    gazebo_servers,
+    is_backend,
+)
+
+BACKENDS = ["embedded", "gz", "classic"]
 
 
 def generate_launch_description():
@@ -34,10 +39,12 @@ def generate_launch_description():
                                           "adfi-1, adfi-2, adfi-3)"),
         DeclareLaunchArgument("rate", default_value="20.0", description="ticks per sim second"),
         DeclareLaunchArgument("real_time_factor", default_value="1.0"),
-        DeclareLaunchArgument("sim_server", default_value="true", choices=BOOL,
-                              description="start the embedded simulator (false: Gazebo serves)"),
+        DeclareLaunchArgument("backend", default_value="embedded", choices=BACKENDS,
+                              description="embedded: sim_server; gz: gz-sim (ros_gz_sim); "
+                                          "classic: Gazebo 11 (gazebo_ros)"),
+        *gazebo_servers(world),
         Node(package="sim_fidelity", executable="sim_server", name="sim_server", output="screen",
-             condition=IfCondition(LaunchConfiguration("sim_server")),
+             condition=is_backend("embedded"),
              parameters=[os.path.join(share, "config", "sim_server.yaml"),
                          {"world": world,
                           "real_time_factor": LaunchConfiguration("real_time_factor")}]),
@@ -47,5 +54,6 @@ def generate_launch_description():
                           "preset": LaunchConfiguration("preset"),
                           "rate": LaunchConfiguration("rate"),
                           "world_file": world,
+                          "backend": LaunchConfiguration("backend"),
                           "use_sim_time": True}]),
     ])

@@ -3,20 +3,25 @@
     ros2 launch sim_fidelity truck.launch.py scenario:=B preset:=adfi-3
 
 ``preset:=hifi`` runs the manager switched off (the baseline). When the manager or the controller
-exits, the launch stops. Against Gazebo, set ``sim_server:=false`` and bridge the
-simulation_interfaces services and the robot's topics (``/model/unloader/joint/<joint>/cmd_pos``,
-``/world/truck_<scenario>/model/unloader/joint_state``, the suction and conveyor topics) under the
-same names.
+exits, the launch stops. ``backend:=gz`` (ros_gz_sim) or ``backend:=classic`` (gazebo_ros) starts
+Gazebo's server on the scenario's world instead of sim_server; bridge the robot's topics
+(``/model/unloader/joint/<joint>/cmd_pos``, ``/world/truck_<scenario>/model/unloader/joint_state``,
+the suction and conveyor topics) under the same names.
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable, Shutdown
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from sim_fidelity.simulator.ros.classic.launch_actions import (
+    gazebo_servers,
+    is_backend,
+)
+
+BACKENDS = ["embedded", "gz", "classic"]
 BOOL = ["true", "false"]
 PRESETS = ["hifi", "adfi-1", "adfi-2", "adfi-3"]  # config/truck.yaml
 
@@ -26,8 +31,9 @@ def _nodes(context):
     scenario = LaunchConfiguration("scenario").perform(context)
     world = os.path.join(share, "worlds", f"truck_{scenario}.sdf")
     return [
+        *gazebo_servers(world),
         Node(package="sim_fidelity", executable="sim_server", name="sim_server", output="screen",
-             condition=IfCondition(LaunchConfiguration("sim_server")),
+             condition=is_backend("embedded"),
              parameters=[os.path.join(share, "config", "sim_server.yaml"),
                          {"world": world,
                           "real_time_factor": LaunchConfiguration("real_time_factor"),
@@ -37,7 +43,8 @@ def _nodes(context):
              output="screen", on_exit=Shutdown(reason="fidelity_manager exited"),
              parameters=[{"config": os.path.join(share, "config", "truck.yaml"),
                           "preset": LaunchConfiguration("preset"), "rate": 50.0,
-                          "world_file": world, "use_sim_time": True}]),
+                          "world_file": world, "backend": LaunchConfiguration("backend"),
+                          "use_sim_time": True}]),
         Node(package="sim_fidelity", executable="unloading_controller", name="unloading_controller",
              output="screen", on_exit=Shutdown(reason="unloading_controller exited"),
              parameters=[{"world": f"truck_{scenario}", "seed": LaunchConfiguration("seed"),
@@ -57,7 +64,8 @@ def generate_launch_description():
                               description="0: as fast as the machine allows"),
         DeclareLaunchArgument("sleep", default_value="true", choices=BOOL,
                               description="MuJoCo's sleeping islands (the adfi-3-sleep mode)"),
-        DeclareLaunchArgument("sim_server", default_value="true", choices=BOOL,
-                              description="start the embedded simulator (false: Gazebo serves)"),
+        DeclareLaunchArgument("backend", default_value="embedded", choices=BACKENDS,
+                              description="embedded: sim_server; gz: gz-sim (ros_gz_sim); "
+                                          "classic: Gazebo 11 (gazebo_ros)"),
         OpaqueFunction(function=_nodes),
     ])

@@ -48,6 +48,9 @@ FIDELITY_MANAGER = {
     "rate": Param(20.0, "ticks per second of simulation time", above(0)),
     "server": Param("/sim_server", "node name of the simulator's lever services"),
     "world_file": Param("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
+    "backend": Param("auto", "the simulator's interface: embedded (sim_server) or gz "
+                             "(simulation_interfaces), classic (gazebo_msgs), auto (found on "
+                             "the graph)", choices=("auto", "embedded", "gz", "classic")),
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 
