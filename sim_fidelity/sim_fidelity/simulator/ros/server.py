@@ -9,15 +9,15 @@ and every reading holds the one engine lock; errors become result codes through 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
-from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from simulation_interfaces.action import SimulateSteps
 
 from ...node_parameters import SIM_SERVER
 from ..engine import MujocoEngine
@@ -81,6 +81,8 @@ class SimServer:
                                                         **own.services(serve_levers)}.items()]
 
         node.create_timer(CHECK_PERIOD_S, self.check_owners, callback_group=group)
+        from rclpy.action import ActionServer, CancelResponse  # here: a node that a signal
+        from simulation_interfaces.action import SimulateSteps  # stops while it loads skips it
         self._action = ActionServer(node, SimulateSteps, "/simulate_steps",
                                     execute_callback=self._simulate_steps, callback_group=group,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT)
@@ -118,8 +120,10 @@ class SimServer:
             except Exception as e:  # noqa: BLE001 - the guard must not take the node down
                 self.node.get_logger().error(f"lever guard: {type(e).__name__}: {e}")
 
-    def _simulate_steps(self, goal) -> SimulateSteps.Result:
-        """The SimulateSteps action: steps in chunks with feedback; cancel ends it."""
+    def _simulate_steps(self, goal) -> Any:
+        """The SimulateSteps action: steps in chunks with feedback; cancel ends it. Returns
+        its result."""
+        from simulation_interfaces.action import SimulateSteps
         n, out = int(goal.request.steps), SimulateSteps.Result()
         last = [0.0]
 
@@ -210,11 +214,23 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
                     threads=4, args=args, overrides=parameters, use_sim_time=False)
 
 
-def main(args: list[str] | None = None) -> int:
-    """console_script ``sim_server``: parameters come as ``--ros-args -p world:=...``."""
-    return run(args=args)
+def main(args: list[str] | None = None) -> NoReturn:
+    """console_script ``sim_server``: parameters come as ``--ros-args -p world:=...``.
+
+    The process ends as soon as the node's clean-up is done: the DDS participant goes with the
+    context, then the interpreter's own teardown is skipped. That teardown (the middleware's
+    destructors) took 0.3-0.6 s here, which a signal's "ended within a second" cannot afford
+    on a loaded machine; nothing of ours runs in it.
+    """
+    code = run(args=args)
+    rclpy = sys.modules.get("rclpy")  # not loaded when a signal came first
+    if rclpy is not None:
+        with contextlib.suppress(Exception):  # gone already
+            rclpy.get_default_context().destroy()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    import sys
-    sys.exit(main())
+    main()
