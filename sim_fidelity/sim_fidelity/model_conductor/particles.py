@@ -15,7 +15,7 @@ step (about 4 mm/s for 50 particles in a 0.2 kg cup at 1 ms), and the next step 
 That per-step setting is on the critical path of a split ensemble (the particle model is the slow
 one), so on an in-process :class:`~sim_fidelity.simulator.engine.MujocoEngine` a container that is
 one free body is written straight into ``qpos``/``qvel`` (the same values ``set_states`` writes,
-without its checks of input the holder's own simulator produced: ~10 µs against ~150 µs a step);
+without its checks of input the holder's own simulator produced: a fifth of the time);
 any other simulator gets ``set_states``.
 """
 from __future__ import annotations
