@@ -156,7 +156,7 @@ def _number(where: str, section: dict, key: str, kind=float, positive: bool = Tr
         out = kind(value)
     except (TypeError, ValueError, OverflowError):
         raise _fail(where, f"'{key}' must be a finite number, got {value!r}") from None
-    if not np.isfinite(out) or (positive and not out > 0):
+    if (isinstance(out, float) and not np.isfinite(out)) or (positive and not out > 0):
         raise _fail(where, f"'{key}' must be {'> 0' if positive else 'finite'}, got {value!r}")
     return out
 
@@ -304,7 +304,10 @@ def _parse(raw: Any, where: str) -> Spec:
 
     names = [s.name for s in state]
     targets = []
-    for i, entry in enumerate(raw.get("apply") or []):
+    applies = raw.get("apply") or []
+    if not isinstance(applies, list):
+        raise _fail(where, "'apply' must be a list of {state, entity, component}")
+    for i, entry in enumerate(applies):
         if not isinstance(entry, dict) or entry.get("state") not in names:
             raise _fail(where, f"apply[{i}]: 'state' must name a state component {names}")
         if entry.get("component") not in APPLY_COMPONENTS or not entry.get("entity"):

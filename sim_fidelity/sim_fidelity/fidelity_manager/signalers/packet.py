@@ -112,9 +112,9 @@ class PacketSignaler(Signaler):
         box_lo, box_hi, lo, hi = self.boxes(poses)
         touching = row_sums((hi > box_lo) & (lo < box_hi)) == 3
         inside = row_sums((lo >= box_lo) & (hi <= box_hi)) == 3
-        sq = twists[len(self.robot):] ** 2
-        still = ((row_sums(sq[:, :3]) < p["linear_threshold"] ** 2)
-                 & (row_sums(sq[:, 3:]) < p["angular_threshold"] ** 2))
+        sq = twists[len(self.robot):] ** 2  # speeds compared, not squares (any threshold fits)
+        still = ((np.sqrt(row_sums(sq[:, :3])) < p["linear_threshold"])
+                 & (np.sqrt(row_sums(sq[:, 3:])) < p["angular_threshold"]))
         self.still = np.where(still & ~touching, self.still + 1, 0)
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
         dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
