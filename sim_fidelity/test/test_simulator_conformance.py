@@ -1,7 +1,9 @@
 """The Simulator protocol's conformance suite: every implementation passes the same tests.
 
-Implementations are the ``backend`` fixture's parameters: MujocoEngine in process and
-RosSimulator against a real sim_server process (one per module). Adding one is one entry in
+Implementations are the ``backend`` fixture's parameters: MujocoEngine in process, with island
+threads, RosSimulator against a real sim_server process (one per module), and ClassicRosSimulator
+against sim_server serving gazebo_msgs (no stepping: where a test only needs time to pass,
+``advance`` plays instead). Adding one is one entry in
 ``BACKENDS``: a context manager that yields a paused Simulator on ``world_file``. What an
 implementation lacks by design it declares in ``features()``; the tests then check that the
 declaration holds (the call is refused with a typed error), never skip.
