@@ -243,7 +243,8 @@ def test_service_models_step_in_their_own_persistent_threads():
 
 
 @pytest.mark.parametrize("parallel", [True, False])
-def test_a_failing_service_model_stops_the_run_with_its_name_and_time(parallel):
+@pytest.mark.parametrize("main_fails", [False, True])
+def test_a_failing_service_model_stops_the_run_with_its_name_and_time(parallel, main_fails):
     class Broken(Integrator):
         def step(self, dt):
             if self.integrated >= 0.03 - 1e-9:
@@ -252,13 +253,15 @@ def test_a_failing_service_model_stops_the_run_with_its_name_and_time(parallel):
 
     conductor = Conductor(step=0.01, parallel=parallel)
     slow = Integrator("slow", cost=0.005)  # still stepping when the broken one fails
-    conductor.register(Integrator("main"), main=True)
-    conductor.register(Broken("broken"))
+    conductor.register(Broken("broken") if main_fails else Integrator("main"), main=True)
+    if not main_fails:
+        conductor.register(Broken("broken"))
     conductor.register(slow)
     with pytest.raises(ModelError, match=r"model 'broken': step failed at t = 0\.0300 s: "
                                          "RuntimeError: solver exploded"):
         conductor.run(duration=0.1)
-    # in parallel its step of the failing tick was under way and is waited for; one after the
-    # other (the main model last, the others in the order registered) the tick ends at the failure
-    assert slow.integrated == pytest.approx(0.04 if parallel else 0.03)
+    # in parallel the workers' steps of the failing tick were under way and are waited for; one
+    # after the other (the main model last, the others in the order registered) the tick ends at
+    # the failure
+    assert slow.integrated == pytest.approx(0.04 if parallel or main_fails else 0.03)
     assert not [t for t in threading.enumerate() if t.name.startswith("conductor-service")]

@@ -441,24 +441,17 @@ class Conductor:
             self.start()
         self._check_threads()
         target = (self.ticks + 1) * self.step_size  # no drift from summing steps
-        started = 0
-        for member in self._service:
-            n = self._steps_due(member, target)
-            if n and member.worker is not None:
-                member.worker.start(n)
-                started += 1
-            else:
-                self._step_and_read(member, n)
-        if started:
-            error = None
+        try:
             for member in self._service:
-                if member.worker is not None:
-                    try:
-                        member.worker.wait()
-                    except BaseException as e:  # every worker done before one error is raised
-                        error = error or e
-            if error is not None:
-                raise error
+                n = self._steps_due(member, target)
+                if n and member.worker is not None:
+                    member.worker.start(n)
+                else:
+                    self._step_and_read(member, n)
+        finally:  # every worker's steps end before any error leaves the tick
+            error = self._wait_workers()
+        if error is not None:
+            raise error
         self.time = target
         self.ticks += 1
         with self._clock:
@@ -466,6 +459,17 @@ class Conductor:
         self._propagate(read=False)
         self._exchange_outputs()
         self._handle_signals()
+
+    def _wait_workers(self) -> BaseException | None:
+        """Wait for every started worker; the first error one raised (None if none did)."""
+        error = None
+        for member in self._service:
+            if member.worker is not None:
+                try:
+                    member.worker.wait()  # at once when it was not started
+                except BaseException as e:
+                    error = error or e
+        return error
 
     def _steps_due(self, member: Member, target: float) -> int:
         period = self._period(member)
