@@ -185,6 +185,29 @@ def test_reset_restores_every_lever_to_the_original():
         engine.get_lever(["arm::hinge"], Lever.COLLISION, original=True)
 
 
+@pytest.mark.parametrize("engine_class", [MujocoEngine, IslandParallelEngine])
+def test_a_divergence_is_undone_counted_and_raised_by_both_engines(engine_class):
+    from sim_fidelity.simulator.errors import SimulationDivergedError
+    kwargs = {"threads": 2} if engine_class is IslandParallelEngine else {}
+    engine = engine_class.from_string(WORLD, **kwargs)
+    try:
+        engine.step(7)
+        before = engine.get_states(["resting", "floating"])
+        for count in (1, 2):  # written behind the checks: the model's own data
+            dof = engine.index.body_free_dof[engine.index.body_id["floating::link"]]
+            engine.data.qvel[dof] = 1e30
+            with pytest.raises(SimulationDivergedError, match="'floating::link'"):
+                engine.step(5)
+            assert engine.divergences == count and engine.time == pytest.approx(0.007)
+            np.testing.assert_array_equal(engine.get_states(["resting"])[0], before[0][:1])
+            engine.set_states(["resting", "floating"], *before)
+        engine.step(3)
+        assert engine.time == pytest.approx(0.010) and engine.divergences == 2
+    finally:
+        if isinstance(engine, IslandParallelEngine):
+            engine.close()
+
+
 # ---------------------------------------------------------------------- random sequences
 NAMES = ["resting", "floating", "wall", "arm", "arm::hinge", "arm::rod", "s1", "s2", "nosuch"]
 FINITE = st.floats(-3, 3, allow_nan=False)
@@ -256,7 +279,7 @@ class ParallelMachine(EngineMachine):
     engine_class = IslandParallelEngine
 
 
-BOUNDED = settings(max_examples=12, stateful_step_count=10, deadline=None,
+BOUNDED = settings(max_examples=12, stateful_step_count=10, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck))
 TestEngineTransactions = EngineMachine.TestCase
 TestEngineTransactions.settings = BOUNDED
