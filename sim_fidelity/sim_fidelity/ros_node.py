@@ -50,6 +50,13 @@ class ParameterError(SimFidelityError):
         super().__init__(f"{node}: parameter '{name}' {problem}")
 
 
+class ArgumentsError(SimFidelityError):
+    """Command-line arguments rcl cannot parse (``--ros-args``)."""
+
+    def __init__(self, node: str, problem: str):
+        super().__init__(f"{node}: bad --ros-args: {problem}")
+
+
 @dataclass(frozen=True)
 class Param:
     """One node parameter: its default (whose type is the parameter's), what it means, and what
@@ -196,8 +203,13 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
             from rclpy.signals import SignalHandlerOptions
 
             log = get_logger(name)
+            from rclpy.impl.implementation_singleton import rclpy_implementation
+
             with ExitStack() as stack:
-                rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+                try:
+                    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+                except rclpy_implementation.RCLError as e:  # rcl's words, without its source line
+                    raise ArgumentsError(name, str(e).split(", at /")[0]) from None
                 stack.callback(rclpy.try_shutdown)
                 given = dict(overrides or {}, use_sim_time=use_sim_time)
                 node = rclpy.create_node(name, parameter_overrides=[
@@ -217,7 +229,7 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
                         code = cleanup()
         except Interrupted as e:  # while starting, or during a failed start's clean-up
             (print if log is None else log.info)(str(e))
-        except (ParameterError, *errors) as e:
+        except (ParameterError, ArgumentsError, *errors) as e:
             log.error(str(e))
             code = 2
     return code

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from ros_processes import REPO, start_as_launch, start_node
+from ros_processes import REPO, start_as_launch, start_node, stop, wait_for
 
 from sim_fidelity.simulator import EntityKind, Lever
 
@@ -89,3 +89,35 @@ def run_trial(domain: int, sim, log: Path, rng: random.Random, max_delay: float 
     phase = "restore" if twice and started else ("ticking" if started else "start-up")
     return Trial(delay, signum, phase, lowered, code, int(said[-1]) if said else None,
                  changed_objects(sim))
+
+
+SILENT_WORDS = {"paused": ("answers (PAUSED) but its time does not advance",),
+                # a tick in flight fails and ends the node, or no tick comes and it says why
+                "killed": ("did not answer within", "the simulator does not answer")}
+
+
+def silent_simulator(domain: int, tmp: Path, how: str, timeout: float = 2.0) -> tuple[bool, str]:
+    """A ticking manager whose simulator is paused or SIGKILLed: did the manager say so in one
+    line within ``timeout`` + 20 s? Returns that and the manager's log."""
+    from sim_fidelity.simulator.ros.client import RosSimulator
+    server = start_as_launch("sim_server", domain, tmp / f"silent_{how}_server.log",
+                             params={"world": WORLD, "paused": how == "paused"})
+    log = tmp / f"silent_{how}.log"
+    manager = None
+    try:
+        with RosSimulator(domain_id=domain, timeout=20.0) as sim:
+            sim.wait_for_server(60.0)
+        manager = start_as_launch("fidelity_manager", domain, log, params={
+            "config": CONFIG, "preset": "adfi-2", "rate": 50.0, "timeout": timeout})
+        wait_for(lambda: "preset '" in log.read_text(), 60.0)
+        if how == "killed":
+            server.kill()
+            server.wait()
+        said = wait_for(lambda: any(w in log.read_text() for w in SILENT_WORDS[how]),
+                        timeout + 20.0)
+    finally:
+        if manager is not None:
+            stop(manager)
+        stop(server)
+    text = log.read_text()
+    return said and text.count("no tick for") <= 1 and "Traceback" not in text, text

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from ros_processes import REPO, next_domain, start_node
+from ros_processes import REPO, next_domain, start_as_launch, start_node
 
 from sim_fidelity import cli
 from sim_fidelity.node_parameters import BY_EXECUTABLE
@@ -109,3 +109,14 @@ def test_sim_server_refuses_an_out_of_range_parameter(tmp_path, param, words):
     assert proc.wait(60) == 2
     lines = [line for line in log.read_text().splitlines() if line.strip()]
     assert len(lines) == 1 and words in lines[0], lines
+
+
+def test_unparsable_ros_args_are_one_line_exit_2(tmp_path):
+    """``-p world:=`` (no value) fails in rcl itself: our line names it, no traceback."""
+    log = tmp_path / "server.log"
+    proc = start_as_launch("sim_server", next_domain(), log, params={"world": ""})
+    assert proc.wait(60) == 2
+    text = log.read_text()
+    assert "Traceback" not in text
+    assert "sim_server: bad --ros-args: failed to initialize rcl: Couldn't parse parameter " \
+           "override rule: '-p world:='" in text, text
