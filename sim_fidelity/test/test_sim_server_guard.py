@@ -2,24 +2,29 @@
 process on a real node: levers of a client that leaves the graph are restored and a reset
 restores every lever; a long step request is served in chunks while other services answer and
 ends on a state change, a reset or the server's stop; a divergence pauses, is reported in the
-next reply and on ~/divergence; requests the world cannot take are refused naming the field."""
+next reply and on ~/divergence; requests the world cannot take are refused naming the field.
+Last, a real server and a real client process killed with SIGKILL: its levers come back."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, wait_for
+from ros_processes import Probe, next_domain, start_node, wait_for
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
 from simulation_interfaces import srv as si  # noqa: E402
 from simulation_interfaces.msg import Result, SimulationState  # noqa: E402
-from test_sim_server_handlers import BOX, Served, code  # noqa: E402
+from test_sim_server_handlers import BOX, WORLD, Served, code  # noqa: E402
 
 from sim_fidelity.simulator import Lever  # noqa: E402
 from sim_fidelity.simulator.ros.lever_guard import LeverGuard  # noqa: E402
-from sim_fidelity_interfaces.srv import SetLever  # noqa: E402
+from sim_fidelity_interfaces.srv import GetLevers, SetLever  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -313,3 +318,50 @@ def test_requests_the_server_cannot_take_are_refused_naming_the_field(served):
     res = served.call("/get_entities_states", req)
     assert code(res) != Result.RESULT_OK and "filters.bounds.points" in res.result.error_message
     assert SetLever.Request().owner == ""  # unguarded unless a client names itself
+
+
+# ---------------------------------------------------------------------- a real client dies
+CLIENT = """
+import sys, time
+from sim_fidelity.simulator import Lever
+from sim_fidelity.simulator.ros.client import RosSimulator
+sim = RosSimulator(domain_id=int(sys.argv[1]), node_name="doomed_manager", timeout=30.0)
+sim.wait_for_server(30.0)
+sim.set_lever(["floating", "resting"], Lever.COLLISION, False)
+print("lowered", flush=True)
+time.sleep(600)
+"""
+
+
+def test_sim_server_restores_the_levers_of_a_killed_client(tmp_path):
+    world_file = tmp_path / "world.sdf"
+    world_file.write_text(WORLD)
+    domain = next_domain()
+    log = tmp_path / "sim_server.log"
+    server = start_node("sim_fidelity.simulator.ros.server",
+                        {"world": world_file, "paused": True}, domain, log)
+    client_log = tmp_path / "client.log"
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, str(domain)],
+                              stdout=client_log.open("w"), stderr=subprocess.STDOUT,
+                              env=dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST"))
+    probe = Probe(domain)
+
+    def collision() -> list[bool]:
+        return list(probe.call(GetLevers, "/sim_server/get_levers", GetLevers.Request(
+            entities=["floating", "resting"], lever=int(Lever.COLLISION))).enabled)
+    try:
+        assert wait_for(lambda: "lowered" in client_log.read_text(), 90.0), \
+            client_log.read_text()
+        assert collision() == [False, False]
+        time.sleep(1.5)  # the server's guard has seen the client in the graph
+        assert collision() == [False, False]
+        client.send_signal(signal.SIGKILL)  # no clean-up of its own
+        client.wait(10.0)
+        assert wait_for(lambda: collision() == [True, True], 30.0, period=0.5)
+        assert "restored 2 lever(s) that '/doomed_manager' changed" in log.read_text()
+    finally:
+        probe.close()
+        if client.poll() is None:
+            client.kill()
+        server.send_signal(signal.SIGINT)
+        server.wait(10.0)
