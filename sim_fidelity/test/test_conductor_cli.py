@@ -1,7 +1,9 @@
-"""``simfid conduct`` and ``simfid bench stepping`` end to end (in process, real files)."""
+"""``simfid conduct``, ``simfid bench stepping`` and ``simfid bench conductor`` end to end (in
+process, real files)."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -77,6 +79,31 @@ def test_bench_stepping_shows_lock_step_exact_and_clock_skipping(capsys):
     assert set(result["rtf_ratios"]) == {"alone/service", "clock/service",
                                          "clock-realtime/service"}
     assert main(["bench", "stepping", "--setups", "sometimes"]) == 2
+
+
+def test_bench_conductor_runs_every_setup_and_prints_the_ratios(capsys):
+    """Table 1's bench on the first 50 ms of the recording: every setup, each split one's ratio
+    to setup 2, each model's CPU per tick and the outcome check (no figure is judged)."""
+    args = ["bench", "conductor", "--particles", "50", "--duration", "0.05", "--no-progress"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    setups = {s["setup"]: s for s in result["setups"]}
+    assert sorted(setups) == [1, 2, 3, 4] and result["duration"] == 0.05
+    assert [n for n, s in setups.items() if "ratio_to_setup_2" in s] == [3, 4]
+    assert setups[3]["ratio_to_setup_2"] == pytest.approx(
+        setups[3]["real_time_factor"] / setups[2]["real_time_factor"])
+    assert {n: sorted(s["models"]) for n, s in setups.items() if s["split"]} == {
+        3: ["main", "particles"], 4: ["main", "particles"]}
+    assert setups[4]["models"]["particles"]["steps"] == 33  # 1.5 ms steps in 50 ms
+    assert all(m["cpu_us_per_tick"] > 0 for s in setups.values() for m in s["models"].values())
+    assert result["outcome_check"]["setups"] == [2, 3] and result["outcome_check"]["agree"]
+    assert main(args) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]
+            if line[:1].isdigit()}
+    assert sorted(rows) == ["1", "2", "3", "4"]
+    assert [n for n, line in rows.items() if re.search(r" \d+\.\d\dx ", line)] == ["3", "4"]
+    assert main(["bench", "conductor", "--particles", "70"]) == 2
+    assert "particle counts must be among 50, 100" in capsys.readouterr().err
 
 
 def test_the_handover_example_config_runs_as_its_comment_says(tmp_path, capsys):
