@@ -76,3 +76,46 @@ def test_geodetic_conversion_errors_name_the_entry() -> None:
     with pytest.raises(SpecError, match="origin 'o': latitude or longitude out of range"):
         Spec.from_dict({"origins": {"o": {"latitude": 91, "longitude": 2, "altitude": 0}},
                         "state": [dict(fix, origin="o")], "action": [act]})
+
+
+def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) -> None:
+    """sim_server, ugv_mission and ``simfid record --preset ugv --use-sim-time``, each a real
+    process: the bag reads through the spec as a mission up the first leg."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from ros_processes import REPO, next_domain, start_node, stop, wait_for
+
+    from sim_fidelity.ugv.course import world_path
+
+    domain = next_domain()
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    log = tmp_path / "record.log"
+    recorder = subprocess.Popen([sys.executable, "-m", "sim_fidelity.cli", "record", "--preset",
+                                 "ugv", "-o", str(tmp_path / "bag"), "--use-sim-time"],
+                                cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    server = mission = None
+    try:
+        assert wait_for(lambda: "recording 6 topics" in log.read_text(), 60.0), log.read_text()
+        server = start_node("sim_fidelity.simulator.ros.server",
+                            {"world": str(world_path("design")), "real_time_factor": 4.0},
+                            domain, tmp_path / "sim_server.log")
+        mission = start_node("sim_fidelity.ugv.node", {"use_sim_time": True}, domain,
+                             tmp_path / "mission.log")
+        assert wait_for(lambda: (tmp_path / "mission.log").read_text().count("started") > 0,
+                        60.0), (tmp_path / "mission.log").read_text()
+        wait_for(lambda: False, 4.0)  # about 16 s of sim time at 4x when idle
+        recorder.send_signal(signal.SIGINT)
+        assert recorder.wait(30) == 0, log.read_text()
+    finally:
+        for proc in (mission, server):
+            if proc is not None:
+                stop(proc)
+        if recorder.poll() is None:
+            recorder.kill()
+    h = read_history(tmp_path / "bag", load_spec(SPEC))
+    assert len(h) >= 3, log.read_text()
+    assert h.s2[-1, 1] - h.s[0, 1] > 2.0  # y (north, from the GPS fixes) grows up the first leg
+    assert np.all(h.u[:, 0] >= 0) and h.u[:, 0].max() > 0.5  # commanded speeds
