@@ -276,7 +276,6 @@ def request_probes(tmp: Path) -> list[Probe]:
                                   ss.DeleteEntity.Request(entity="nope"))),
         ("ResetSimulation unknown scope bits", reset(64)),
         ("SetSimulationState 99", sim_state(99)),
-        ("SetSimulationState QUITTING", sim_state(sm.SimulationState.STATE_QUITTING)),
         ("GetEntitiesStates bad regex", states("(")),
         ("SetLever lever 99", lever([box0], 99)),
         ("SetLever unknown entity", lever(["nope"], 0)),
@@ -292,7 +291,15 @@ def request_probes(tmp: Path) -> list[Probe]:
     try:
         for name, (kind, service, req) in bad:
             out.append(_request(ros, sim, name, kind, service, req))
-        out.append(_long_step(ros, sim, ss, sm))
+            print(f"request {name}: {out[-1].outcome}", file=sys.stderr, flush=True)
+        out.append(_long_step(ros, sim, ss))
+        kind, service, req = sim_state(sm.SimulationState.STATE_QUITTING)
+        res = ros.call(kind, service, req, timeout=20.0).result
+        quit_ = res.result == res.RESULT_OK and wait_for(lambda: server.poll() is not None, 10.0)
+        out.append(Probe("server requests", "SetSimulationState QUITTING",
+                         TOLERATED if quit_ else CLEAR if res.error_message else POOR,
+                         "the server quit, as asked" if quit_
+                         else f"{res.result}: {res.error_message}"))
     finally:
         ros.close()
         sim.close()
@@ -334,7 +341,7 @@ def _request(ros, sim, name: str, kind, service: str, req) -> Probe:
                  f"{result.result}: {result.error_message}")
 
 
-def _long_step(ros, sim, ss, sm) -> Probe:
+def _long_step(ros, sim, ss) -> Probe:
     """StepSimulation of 1e9 steps while paused: other services keep answering, PAUSED stops
     it."""
     from sim_fidelity.simulator.protocol import SimState
