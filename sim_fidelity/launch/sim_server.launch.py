@@ -6,8 +6,8 @@
     ros2 launch sim_fidelity sim_server.launch.py backend:=classic world:=<world>  # gazebo_ros
 
 ``interfaces`` (embedded only): simulation_interfaces as gz-sim serves them, gazebo_msgs as Gazebo
-classic's gazebo_ros plugins serve them, or both (under ``gazebo_namespace``, /gazebo by default
-here). See docs/gazebo_classic.md for the packages each backend needs.
+classic's gazebo_ros plugins serve them, or both (then ``gazebo_namespace:=/gazebo`` or another:
+five names are in both interfaces). See docs/gazebo_classic.md for the packages each backend needs.
 """
 import os
 
@@ -44,8 +44,9 @@ def generate_launch_description():
                                           "classic: Gazebo 11 (gazebo_ros)"),
         DeclareLaunchArgument("interfaces", default_value="simulation_interfaces",
                               choices=INTERFACES, description="what sim_server serves"),
-        DeclareLaunchArgument("gazebo_namespace", default_value="/gazebo",
-                              description="namespace of the gazebo_msgs services with both"),
+        DeclareLaunchArgument("gazebo_namespace", default_value="",
+                              description="namespace of the gazebo_msgs services (both: needed, "
+                                          "e.g. /gazebo)"),
         *gazebo_servers(LaunchConfiguration("world")),
         Node(
             package="sim_fidelity",
