@@ -6,8 +6,10 @@
     ros2 launch sim_fidelity sim_server.launch.py backend:=classic world:=<world>  # gazebo_ros
 
 ``interfaces`` (embedded only): simulation_interfaces as gz-sim serves them, gazebo_msgs as Gazebo
-classic's gazebo_ros plugins serve them, or both (then ``gazebo_namespace:=/gazebo`` or another:
-five names are in both interfaces). See docs/gazebo_classic.md for the packages each backend needs.
+classic's gazebo_ros plugins serve them (at the root, as Humble's plugins do). Both at once need
+sim_server's ``gazebo_namespace`` parameter (five names are in both interfaces):
+``ros2 run sim_fidelity sim_server --ros-args -p world:=<sdf> -p interfaces:=both -p
+gazebo_namespace:=/gazebo``. See docs/gazebo_classic.md for the packages each backend needs.
 """
 import os
 
@@ -24,7 +26,7 @@ from sim_fidelity.simulator.ros.classic.launch_actions import (
 
 BACKENDS = ["embedded", "gz", "classic"]
 BOOL = ["true", "false"]
-INTERFACES = ["simulation_interfaces", "gazebo_msgs", "both"]
+INTERFACES = ["simulation_interfaces", "gazebo_msgs"]  # both needs gazebo_namespace (docstring)
 
 
 def generate_launch_description():
@@ -44,9 +46,6 @@ def generate_launch_description():
                                           "classic: Gazebo 11 (gazebo_ros)"),
         DeclareLaunchArgument("interfaces", default_value="simulation_interfaces",
                               choices=INTERFACES, description="what sim_server serves"),
-        DeclareLaunchArgument("gazebo_namespace", default_value="",
-                              description="namespace of the gazebo_msgs services (both: needed, "
-                                          "e.g. /gazebo)"),
         *gazebo_servers(LaunchConfiguration("world")),
         Node(
             package="sim_fidelity",
@@ -59,7 +58,6 @@ def generate_launch_description():
                 "real_time_factor": LaunchConfiguration("real_time_factor"),
                 "paused": LaunchConfiguration("paused"),
                 "interfaces": LaunchConfiguration("interfaces"),
-                "gazebo_namespace": LaunchConfiguration("gazebo_namespace"),
             }],
         ),
     ])
