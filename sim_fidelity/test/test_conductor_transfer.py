@@ -84,6 +84,29 @@ def test_a_world_reads_its_states_once_a_step():
     np.testing.assert_allclose(main.value("ball", POSE), carrier.value("ball", POSE), atol=1e-12)
 
 
+def test_a_world_following_many_bodies_sets_them_with_one_call_a_tick():
+    """Eight boxes held by a carrier: the world sets all of them with one ``set_states`` per
+    tick, each at the carrier's pose."""
+    names = [f"box{i}" for i in range(8)]
+    engine = MujocoEngine.from_string(world("many", GROUND, *(
+        box_model(n, i, 0, 1.0, edge=0.2) for i, n in enumerate(names)), step=H))
+    main = SimulatorModel("world", engine)
+    hand = Carrier("hand", entities=tuple(names), velocity=(0, 0, 0.5))
+    conductor = Conductor(step=0.01)
+    conductor.register(main, main=True)
+    conductor.register(hand)
+    conductor.initialise(responsibilities={(n, POSE): "hand" for n in names})
+    calls = []
+    set_states = engine.set_states
+    engine.set_states = lambda ns, *a, **k: calls.append(list(ns)) or set_states(ns, *a, **k)
+    for _ in range(5):
+        conductor.tick()
+    assert calls == [names] * 5
+    poses = engine.get_states(names)[0]
+    np.testing.assert_allclose(poses, [hand.value(n, POSE) for n in names], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(poses[:, 2], 1.0 + 0.5 * 0.05, atol=1e-12)
+
+
 class Watched(SimulatorModel):
     """A world that records how far the ball moves in each of its steps (before the follow)."""
 

@@ -210,6 +210,7 @@ class Conductor:
         self._stop = threading.Event()
         self._initialised = False
         self._plan: list[tuple[Pair, Member, list[Member]]] = []
+        self._feeds: list[tuple[Member, list[tuple[Pair, Member]]]] = []  # follower, its sources
         self._readers: list[Member] = []
 
     # ------------------------------------------------------------------ registration
@@ -405,6 +406,11 @@ class Conductor:
         self._plan = [step for step in self._plan if step[2]]
         for member in self._members.values():
             member.exported = tuple(pair for pair, holder, _ in self._plan if holder is member)
+        feeds: dict[str, tuple[Member, list[tuple[Pair, Member]]]] = {}
+        for pair, holder, followers in self._plan:
+            for follower in followers:
+                feeds.setdefault(follower.name, (follower, []))[1].append((pair, holder))
+        self._feeds = list(feeds.values())
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
@@ -570,19 +576,23 @@ class Conductor:
         return member.model.value(*pair)
 
     def _propagate(self, read: bool = True) -> None:
-        """Each holder's value to the followers of the pair (``read=False``: the SERVICE
-        holders' values read right after their steps of this tick)."""
-        for pair, member, followers in self._plan:
-            if member.threaded and self._running:
-                if pair not in member.values:
-                    continue
-                value = member.values[pair]
-            elif read:
-                value = member.model.value(*pair)
-            else:
-                value = member.values[pair]
-            for follower in followers:
-                self._call(follower, "follow", pair[0], pair[1], value)
+        """The holders' values to each follower, all of a follower's in one ``follow_all``
+        (``read=False``: the SERVICE holders' values read right after their steps of this
+        tick)."""
+        for follower, sources in self._feeds:
+            values = []
+            for pair, member in sources:
+                if member.threaded and self._running:
+                    if pair not in member.values:
+                        continue
+                    value = member.values[pair]
+                elif read:
+                    value = member.model.value(*pair)
+                else:
+                    value = member.values[pair]
+                values.append((pair[0], pair[1], value))
+            if values:
+                self._call(follower, "follow_all", values)
 
     def _exchange_outputs(self) -> None:
         """Outputs to the models that read them, the listeners and the topic triggers; nothing is

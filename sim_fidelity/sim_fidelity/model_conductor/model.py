@@ -12,8 +12,9 @@ Life cycle, driven by the :class:`~sim_fidelity.model_conductor.conductor.Conduc
 4. **responsibility**: a model *represents* some attributes of some entities
    (:meth:`Model.represents`). For each (entity, attribute) exactly one model *holds* it and
    computes it; every other model that represents it *follows* the holder's value, which the
-   conductor passes with :meth:`Model.follow` before each of its steps. :meth:`Model.take` makes a
-   model the holder, starting from the given value; :meth:`Model.release` makes it a follower.
+   conductor passes before each of its steps, all of them in one :meth:`Model.follow_all` (by
+   default :meth:`Model.follow` for each). :meth:`Model.take` makes a model the holder, starting
+   from the given value; :meth:`Model.release` makes it a follower.
 5. **output**: :meth:`Model.output` is the model's cyclic output (published on its topic by the
    ROS adapter); :meth:`Model.read` receives another model's output. The optional keys ``poses``
    (entity -> (7,)) and ``twists`` (entity -> (6,)) are the entities' states; every other key is
@@ -27,7 +28,7 @@ geometry of the entity take part in contacts); free-form attributes (``temperatu
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -118,6 +119,13 @@ class Model:
     def follow(self, entity: str, attribute: str, value: Any) -> None:
         """Take the holder's current value of an attribute this model represents but does not
         hold (called before each step while another model holds it)."""
+
+    def follow_all(self, values: Sequence[tuple[str, str, Any]]) -> None:
+        """Every ``(entity, attribute, value)`` the model follows, at once (what the conductor
+        calls after each tick; by default :meth:`follow` for each, in order: a model that can
+        apply them together overrides it)."""
+        for entity, attribute, value in values:
+            self.follow(entity, attribute, value)
 
     def take(self, entity: str, attribute: str, value: Any) -> None:
         """Become the holder of ``attribute`` of ``entity``, continuing from ``value``."""

@@ -54,16 +54,20 @@ class ParticleSimulation(SimulatorModel):
             self.sim.set_lever([entity], Lever.GRAVITY, True)
             self._read = None
 
-    def follow(self, entity: str, attribute: str, value: Any) -> None:
+    def follow_all(self, values: Sequence[tuple[str, str, Any]]) -> None:
         """A container's followed pose and twist are kept for the next step (set there once);
         anything else as any simulator follows."""
-        if entity not in self.containers:
-            super().follow(entity, attribute, value)
-        elif attribute == POSE:
-            self._following[entity] = (self.sim.time, np.array(value, float))
-        elif attribute == TWIST:
-            self._twist[entity] = np.array(value, float)
-            self._twist_followed.add(entity)
+        rest = []
+        for entity, attribute, value in values:
+            if entity not in self.containers:
+                rest.append((entity, attribute, value))
+            elif attribute == POSE:
+                self._following[entity] = (self.sim.time, np.array(value, float))
+            elif attribute == TWIST:
+                self._twist[entity] = np.array(value, float)
+                self._twist_followed.add(entity)
+        if rest:
+            super().follow_all(rest)
 
     def step(self, dt: float) -> None:
         """Set every followed container to the holder's pose and twist, then step."""

@@ -22,7 +22,7 @@ to the world's joint position controllers (``set_joint_commands``), matched by j
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,18 +150,27 @@ class SimulatorModel(Model):
         return (poses if attribute == POSE else twists)[self._rows[entity]].copy()
 
     def follow(self, entity: str, attribute: str, value: Any) -> None:
-        if attribute == POSE:
-            pose = np.asarray(value, float)
-            now = self.sim.time
-            last = self._following.get(entity)
-            if last is not None and now > last[0] and entity not in self._twist_followed:
-                self._twist[entity] = twist_between(last[1], pose, now - last[0])
-            self._following[entity] = (now, pose.copy())
-            self.sim.set_states([entity], pose[None])
+        self.follow_all([(entity, attribute, value)])
+
+    def follow_all(self, values: Sequence[tuple[str, str, Any]]) -> None:
+        """Followed twists are kept; followed poses are set together, with one ``set_states``."""
+        names, poses = [], []
+        now = self.sim.time
+        for entity, attribute, value in values:
+            if attribute == POSE:
+                pose = np.array(value, float)
+                last = self._following.get(entity)
+                if last is not None and now > last[0] and entity not in self._twist_followed:
+                    self._twist[entity] = twist_between(last[1], pose, now - last[0])
+                self._following[entity] = (now, pose)
+                names.append(entity)
+                poses.append(pose)
+            elif attribute == TWIST:
+                self._twist[entity] = np.array(value, float)
+                self._twist_followed.add(entity)
+        if names:
+            self.sim.set_states(names, np.array(poses))
             self._read = None
-        elif attribute == TWIST:
-            self._twist[entity] = np.asarray(value, float).copy()
-            self._twist_followed.add(entity)
 
     def take(self, entity: str, attribute: str, value: Any) -> None:
         self._check(entity, attribute)

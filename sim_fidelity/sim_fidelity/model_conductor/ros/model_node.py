@@ -166,8 +166,7 @@ class ModelHost:
         from ...simulator.ros.convert import time_seconds
         from .convert import from_json, values_of, with_arrays
         model = self.model
-        for entity, attribute, value in values_of(req.follow):
-            model.follow(entity, attribute, value)
+        model.follow_all(values_of(req.follow))
         for other, output in from_json(req.reads_json, "reads_json", {}).items():
             model.read(other, with_arrays(output))
         for topic, message in from_json(req.inputs_json, "inputs_json", []):
