@@ -30,7 +30,8 @@ class UgvSim:
         if len(drives) != 1:
             raise UnknownEntityError(model, f"needs exactly one Ackermann steering plugin, has "
                                      f"{len(drives)}")
-        self.engine, self.model, self.drive = engine, model, drives[0]
+        self.engine, self.model = engine, model
+        self.drive: AckermannDrive = drives[0]
         self.sensors = VehicleSensors(engine, seed=seed)
         own = [s for s in self.sensors.specs if s.link.split("::")[0] == model]
         self.gps_sensor = next((s.name for s in own if s.kind == "navsat"), None)
@@ -96,7 +97,3 @@ class UgvSim:
     def rpy(self) -> np.ndarray:
         """True roll, pitch, yaw of the vehicle (rad)."""
         return poses.quat_to_rpy(self.pose()[3:])
-
-    @property
-    def ackermann(self) -> AckermannDrive:
-        return self.drive
