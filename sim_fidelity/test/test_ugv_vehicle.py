@@ -116,7 +116,7 @@ def test_gps_and_imu_sample_at_their_rates_with_the_sdf_noise():
     np.testing.assert_allclose(enu.std(axis=0), [0.2, 0.2, 0.4], rtol=0.1)
 
 
-def test_seeded_sensors_repeat_and_reset_restarts_them():
+def test_seeded_sensors_repeat_and_a_reset_with_the_seed_restarts_them():
     a, b = UgvSim.from_world("design", seed=7), UgvSim.from_world("design", seed=7)
     for ugv in (a, b):
         ugv.command(1.0, 0.1)
@@ -127,7 +127,11 @@ def test_seeded_sensors_repeat_and_reset_restarts_them():
     assert a.gps() is None and a.time == 0.0
     a.command(1.0, 0.1)
     a.step(2.0)
-    assert a.gps().latitude == first
+    assert a.gps().latitude != first  # the same run, new noise
+    a.reset(seed=7)
+    a.command(1.0, 0.1)
+    a.step(2.0)
+    assert a.gps().latitude == first  # reseeded: the first run again
 
 
 def test_deploy_field_ramp_pitches_and_slows_and_actuation_is_uncalibrated():

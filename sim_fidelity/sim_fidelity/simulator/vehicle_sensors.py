@@ -17,7 +17,8 @@ takes the sample from the engine's state:
 
 Samples queue until :meth:`VehicleSensors.take` collects them (the server publishes each one,
 stamped with its own sim time) and the latest of each sensor stays readable (:meth:`latest`).
-The noise comes from one seeded generator, so a seeded run repeats exactly.
+The noise comes from one seeded generator, so a seeded run repeats exactly; a reset keeps the
+generator going unless it is given a seed.
 """
 from __future__ import annotations
 
@@ -179,7 +180,6 @@ class VehicleSensors:
         self.specs = sensor_specs(engine.world)
         self.by_name = {s.name: s for s in self.specs}
         self.origin = world_origin(engine.world) if self.specs else None
-        self._seed = seed
         self.rng = np.random.default_rng(seed)
         self._links = [s.link for s in self.specs]
         self._poses = np.array([s.pose for s in self.specs], float).reshape(-1, 7)
@@ -223,13 +223,15 @@ class VehicleSensors:
         self._due[which] = (np.floor(t / period + 1e-6) + 1) * period
         self._next = float(self._due.min(initial=np.inf))
 
-    def reset(self) -> None:
-        """Forget the samples and restart the schedule and the noise (after an engine reset)."""
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the samples and restart the schedule (after an engine reset); ``seed``
+        restarts the noise from that seed, else it goes on (a new run, new noise)."""
         self._last = self.engine.time
         self._schedule(self._last)
         self._latest.clear()
         self._queue.clear()
-        self.rng = np.random.default_rng(self._seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
 
     def take(self) -> list[tuple[SensorSpec, Sample]]:
         """The samples taken since the last call (the newest ``QUEUE_LIMIT``), oldest first."""

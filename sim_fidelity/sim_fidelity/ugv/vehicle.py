@@ -71,10 +71,11 @@ class UgvSim:
             raise ValueError(f"cannot step back in time ({seconds} s)")
         self.engine.step(int(round(seconds / self.engine.step_size)))
 
-    def reset(self) -> None:
-        """The world back to its start, the command to zero, the sensors' schedule restarted."""
+    def reset(self, seed: int | None = None) -> None:
+        """The world back to its start, the command to zero, the sensors' schedule restarted;
+        ``seed`` restarts their noise from it (else the noise goes on: a new run, new noise)."""
         self.engine.reset()
-        self.sensors.reset()
+        self.sensors.reset(seed)
         self._command = (0.0, 0.0)
 
     def gps(self) -> GpsSample | None:
