@@ -98,3 +98,46 @@ def test_mission_reaches_the_three_waypoints_on_the_design_field() -> None:
     gaps = [np.hypot(*(flight.track - np.array(w)).T).min() for w in WAYPOINTS]
     assert gaps[1] < MissionParams().capture_radius + 0.5  # passed by the second waypoint
     assert np.hypot(*(flight.track[-1] - np.array(WAYPOINTS[-1]))) < GOAL_RADIUS
+
+
+def _last_leg(world: str, params: MissionParams, seconds: float = 30.0) -> np.ndarray:
+    """From (3.5, 15) facing west towards the final waypoint: rows of t, x, |pitch|."""
+    from sim_fidelity.simulator.geodesy import geodetic_to_enu
+    from sim_fidelity.ugv.fly import place
+    from sim_fidelity.ugv.mission import Mission
+
+    sim = UgvSim.from_world(world, seed=2)
+    place(sim, Start(3.5, 15.0, math.pi, seed=4))
+    mission = Mission(0.0, params, seed=4)
+    mission.navigator.set_heading(math.pi)
+    rows, fix_time = [], None
+    while sim.time < seconds and not mission.done:
+        fix, imu = sim.gps(), sim.imu()
+        if fix is not None and fix.time != fix_time:
+            fix_time = fix.time
+            east, north, _ = geodetic_to_enu(fix.latitude, fix.longitude, fix.altitude,
+                                             sim.origin)
+            mission.on_fix(sim.time, float(east), float(north))
+        if imu is not None:
+            mission.on_pitch(float(imu.rpy[1]))
+        speed, steering, _ = mission.tick(sim.time)
+        rows.append((sim.time, sim.pose()[0], abs(sim.rpy()[1])))
+        sim.command(speed, steering)
+        sim.step(0.1)
+    return np.array(rows)
+
+
+def test_the_ramp_stops_the_original_software_and_the_redesign_climbs_it() -> None:
+    """The leg from (5, 15) to (-5, 15): on the design field the original software arrives in
+    seconds; on the deployment field it stalls at the foot of the ramp (it never pitches over
+    the top), while the redesign (larger spring and saturation above the pitch threshold) goes
+    over the ramp (its top is at x in [-0.3, 0.3])."""
+    last = (WAYPOINTS[-1],)
+    original = MissionParams(waypoints=last)
+    design = _last_leg("design", original)
+    assert design[-1, 0] < 15.0 and design[:, 2].max() < 0.05  # flat, arrived
+    stalled = _last_leg("deploy", original)
+    assert stalled[:, 2].max() > 0.1  # it reached the slope
+    assert stalled[:, 1].min() > 0.3  # and never got onto the top
+    climbed = _last_leg("deploy", original.redesigned())
+    assert climbed[:, 1].min() < -1.0  # over the top and down the far slope
