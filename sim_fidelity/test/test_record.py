@@ -17,6 +17,7 @@ from rosbags.rosbag2 import Reader
 from sim_fidelity.reality_gap.messages import typestore
 from sim_fidelity.recording.errors import RecordingError
 from sim_fidelity.recording.preset import load_preset
+from sim_fidelity.recording.writer import BagWriter
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = {"/rec/a": "std_msgs/msg/Float64", "/rec/b": "std_msgs/msg/Float64",
@@ -147,3 +148,6 @@ def test_preset_errors_name_the_file_and_entry(tmp_path: Path) -> None:
         load_preset(str(bad))
     with pytest.raises(RecordingError, match="no recording preset .*presets: .*ugv"):
         load_preset("no_such_preset")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(RecordingError, match="taken exists already; give a new name"):
+        BagWriter(tmp_path / "taken", [("/x", "std_msgs/msg/Float64")])

@@ -69,10 +69,10 @@ def _record(preset: Preset, path: Path, use_sim_time: bool, duration: float,
     from rclpy.signals import SignalHandlerOptions
 
     classes = {topic: _message_class(msgtype) for topic, msgtype in preset.topics}
+    writer = BagWriter(path, preset.topics, preset.storage)  # refuses an existing bag first
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
-    writer = BagWriter(path, preset.topics, preset.storage)
     drained = 0
     started = time.monotonic()
     try:
