@@ -23,7 +23,7 @@ from ..reality_gap.messages import default_message
 from ..recording.preset import load_preset
 from ..recording.writer import BagWriter
 from ..simulator.geodesy import geodetic_to_enu
-from ..simulator.poses import rpy_to_quat
+from ..simulator.poses import quat_conj, quat_rotate, rpy_to_quat
 from .course import COMMAND_TOPIC, GPS_TOPIC, IMU_TOPIC, MODEL, ODOM_TOPIC
 from .mission import CONTROL_RATE, Mission, MissionParams
 from .vehicle import UgvSim
@@ -159,7 +159,7 @@ def _stamp(msg, ns: int) -> None:
 def _navsat(fix, ns: int):
     msg = default_message("sensor_msgs/msg/NavSatFix")
     _stamp(msg, ns)
-    msg.header.frame_id = "gps"
+    msg.header.frame_id = "gps_link"
     msg.latitude, msg.longitude, msg.altitude = fix.latitude, fix.longitude, fix.altitude
     msg.position_covariance[[0, 4, 8]] = fix.covariance
     msg.position_covariance_type = 2  # diagonal known
@@ -170,7 +170,7 @@ def _navsat(fix, ns: int):
 def _imu(sample, ns: int):
     msg = default_message("sensor_msgs/msg/Imu")
     _stamp(msg, ns)
-    msg.header.frame_id = "imu"
+    msg.header.frame_id = "imu_link"
     q, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
     q.x, q.y, q.z, q.w = (float(v) for v in sample.orientation)
     w.x, w.y, w.z = (float(v) for v in sample.angular_velocity)
@@ -189,13 +189,14 @@ def _command(speed: float, steering: float, ns: int):
 def _odometry(pose: np.ndarray, twist: np.ndarray, ns: int):
     msg = default_message("nav_msgs/msg/Odometry")
     _stamp(msg, ns)
-    msg.header.frame_id, msg.child_frame_id = "world", MODEL
+    msg.header.frame_id, msg.child_frame_id = "odom", "base_link"  # the world frame: odom
     p, q = msg.pose.pose.position, msg.pose.pose.orientation
     p.x, p.y, p.z = (float(v) for v in pose[:3])
     q.x, q.y, q.z, q.w = (float(v) for v in pose[3:])
+    inverse = quat_conj(pose[3:])  # the twist in base_link, as sim_server's odometry has it
     v, w = msg.twist.twist.linear, msg.twist.twist.angular
-    v.x, v.y, v.z = (float(x) for x in twist[:3])
-    w.x, w.y, w.z = (float(x) for x in twist[3:])
+    v.x, v.y, v.z = (float(x) for x in quat_rotate(inverse, twist[:3]))
+    w.x, w.y, w.z = (float(x) for x in quat_rotate(inverse, twist[3:]))
     return msg
 
 
