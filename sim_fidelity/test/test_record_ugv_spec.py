@@ -61,6 +61,17 @@ def test_navsat_fix_reads_as_course_metres(tmp_path: Path) -> None:
     np.testing.assert_allclose(h.u, np.tile([1.0, -0.3], (len(k), 1)), atol=1e-6)
 
 
+def test_the_kernel_manager_reads_a_live_fix_as_the_ingest_does() -> None:
+    from sensor_msgs.msg import NavSatFix
+
+    from sim_fidelity.reality_gap.bags import extract
+
+    spec = load_spec(SPEC)
+    lat, lon, alt = enu_to_geodetic(3.0, 12.0, 0.0, ORIGIN)
+    fix = NavSatFix(latitude=float(lat), longitude=float(lon), altitude=float(alt))
+    assert [extract(fix, s) for s in spec.state[:2]] == pytest.approx([3.0, 12.0], abs=1e-6)
+
+
 def test_geodetic_conversion_errors_name_the_entry() -> None:
     fix = {"name": "x", "topic": "/fix", "type": "sensor_msgs/msg/NavSatFix", "convert": "east"}
     act = {"name": "v", "topic": "/v", "type": "std_msgs/msg/Float64", "field": "data",
