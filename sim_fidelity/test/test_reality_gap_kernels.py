@@ -281,3 +281,94 @@ def test_lookup_through_the_grid_agrees_with_the_full_comparison():
     looked = [ks.lookup(s, [0.0]) for s in states]
     np.testing.assert_array_equal([-1 if h is None else h[0] for h in looked], first)
     assert 0.2 < (first >= 0).mean() < 1.0
+
+
+def test_progress_bars_go_to_stderr_only_when_asked_and_are_cleared(capsys):
+    sim, real = planted()
+    quiet = generate(sim, real, spec_2d())
+    assert capsys.readouterr().err == ""
+    loud = generate(sim, real, spec_2d(), progress=True)
+    err = capsys.readouterr().err
+    assert "matching states" in err and "paired roll-outs" in err
+    assert "\n" not in err and err.endswith(" \r")  # left as a cleared line
+    assert loud.summary == quiet.summary
+
+
+def test_the_summary_counts_what_the_run_saw_and_made():
+    sim, real = planted()
+    g = generate(sim, real, spec_2d())
+    assert g.summary.to_dict() == {
+        "transitions_sim": 110, "transitions_phy": 110, "edges_sim": 11, "edges_phy": 11,
+        "nodes": 18, "branching_sim": 1.0, "branching_phy": 1.0, "common_states": 6,
+        "tested_nodes": 6, "divergent_nodes": 1, "rollouts": 20, "divergences": 20,
+        "candidates": 1, "kernels": 1, "dropped": 0, "immaterial": 0}
+    assert len(g.nodes) == 18 and int(g.tests.divergent.sum()) == 1
+    (k,) = g.kernels
+    assert k.samples == 10  # the region's deployment transitions
+    kept = generate(sim, real, spec_2d(kernels={"min_samples": 10})).summary
+    assert (kept.kernels, kept.dropped) == (1, 0)
+
+
+def test_the_seed_is_zero_unless_given_and_the_divergence_is_the_mean_normalised_pair():
+    a_run, b_run = [[0, 0], [1, 0], [2, 0], [3, 0]], [[0, 0], [0, 1], [0, 2], [0, 3]]
+    sim, real = history(*[a_run] * 10), history(*[a_run] * 3 + [b_run] * 7)
+    default, zero = generate(sim, real, spec_2d()), generate(sim, real, spec_2d(), seed=0)
+    assert default.summary == zero.summary and default.summary.divergences == 4
+    assert generate(sim, real, spec_2d(), seed=1).summary.divergences == 6
+    (k,) = default.kernels  # the simulation steps to A for sure, reality to B at 0.7
+    np.testing.assert_allclose(k.divergence, (1 / 1.7, 0.7 / 1.7))
+
+
+def test_the_roll_out_count_given_wins_and_no_common_state_means_no_roll_out():
+    sim, real = planted()
+    none = generate(sim, real, spec_2d(), rollouts=0).summary
+    assert (none.rollouts, none.divergences, none.kernels) == (0, 0, 0)
+    one = generate(sim, real, spec_2d(), rollouts=1).summary
+    assert (one.rollouts, one.divergences, one.kernels) == (1, 1, 1)
+    apart = generate(history([[0, 0], [1, 0]] * 3), history([[0, 5], [1, 5]] * 3), spec_2d())
+    assert (apart.summary.common_states, apart.summary.rollouts, apart.kernels) == (0, 0, [])
+
+
+def test_kernels_do_not_depend_on_the_units_of_the_state():
+    """The same histories in centimetres (weights / 100): the same kernel, in centimetres."""
+    sim, real = planted()
+    cm = [History(h.s * 100, h.u, h.a, h.r, h.s2 * 100, h.t, h.run) for h in (sim, real)]
+    metres = generate(sim, real, spec_2d())
+    raw = spec_2d().raw
+    centi = generate(*cm, Spec.from_dict(
+        {**raw, "state": [{**e, "weight": 0.01} for e in raw["state"]]}))
+    (k,), (kc,) = metres.kernels, centi.kernels
+    s, u = np.array([[5.0, 0.0], [4.0, 0.3]]), np.array([[1.0], [0.5]])
+    np.testing.assert_allclose(kc.predict(s * 100, u), k.predict(s, u) * 100, rtol=1e-9)
+
+
+def test_two_regions_are_sorted_by_support_and_a_dropped_one_does_not_stop_the_others():
+    def planted_at(y0: float, repeats: int) -> tuple[list, list]:
+        chain = [[float(i), y0] for i in range(6)]
+        real, x = list(chain), np.array(chain[-1])
+        for _ in range(6):
+            x = M @ (x - [0, y0]) + B + [0, y0]
+            real.append(x.tolist())
+        return [chain + [[float(i), y0] for i in range(6, 12)]] * repeats, [real] * repeats
+    (sa, ra), (sb, rb) = planted_at(0.0, 10), planted_at(10.0, 6)
+    sim, real = history(*sa, *sb), history(*ra, *rb)
+    both = generate(sim, real, spec_2d(), seed=0).kernels
+    assert [k.support for k in both] == [14, 6] and both[0].centre.tolist() == [5.0, 10.0]
+    for seed in range(4):  # the region at y = 10 has 6 deployment transitions: dropped
+        g = generate(sim, real, spec_2d(kernels={"min_samples": 7}), seed=seed)
+        assert [k.centre.tolist() for k in g.kernels] == [[5.0, 0.0]]
+        assert (g.summary.candidates, g.summary.dropped) == (2, 1)
+
+
+def test_a_difference_above_half_eps_c_on_average_makes_a_kernel_and_immaterial_ones_count():
+    chain = [[float(i), 0.0] for i in range(7)]
+    off = chain[:6] + [[6.0, 0.1]]  # 2 runs in 5 end 0.1 off: the fit moves it 0.04 > 0.025
+    s = generate(history(*[chain] * 50), history(*[chain] * 30, *[off] * 20), spec_2d(),
+                 seed=1).summary
+    assert (s.kernels, s.immaterial) == (1, 0)
+    far = [[x, y + 10.0] for x, y in chain]
+    far_off = far[:6] + [[6.0, 10.1]]
+    s = generate(history(*[chain] * 50, *[far] * 50),
+                 history(*[chain] * 40, *[off] * 10, *[far] * 40, *[far_off] * 10), spec_2d(),
+                 rollouts=200, seed=1).summary
+    assert (s.candidates, s.kernels, s.immaterial) == (2, 0, 2)
