@@ -394,12 +394,15 @@ def signal_probes(tmp: Path, trials: int) -> tuple[list[Probe], dict]:
         "objects_left_changed": sum(t.left_changed for t in results),
         "by_phase": dict(Counter(t.phase for t in results)),
         "caught_lowering": sum(t.lowered_at_signal > 0 for t in results),
-        "exit_codes": dict(Counter(t.exit_code for t in results)),
+        "exit_codes": dict(Counter(str(t.exit_code) for t in results)),
+        "interpreter_start": sum(t.interpreter_start for t in results),
         "misreported": sum(t.reported not in (0, None) for t in results), **killed}
     for t in results:
         if not t.ok:
+            outcome = (HANG if t.exit_code is None else CORRUPTION if t.left_changed
+                       else TRACEBACK if "Traceback" in t.log_tail else POOR)
             out.append(Probe("manager signals", f"{signal.Signals(t.signum).name} at "
-                             f"{t.delay:.2f} s ({t.phase})", CORRUPTION, str(asdict(t))))
+                             f"{t.delay:.2f} s ({t.phase})", outcome, str(asdict(t))))
     out += _silent_simulator(tmp)
     return out, summary
 
@@ -504,19 +507,19 @@ def main(argv: list[str] | None = None) -> int:
     parts = set(args.only.split(","))
     probes: list[Probe] = []
     result: dict = {}
-    with tempfile.TemporaryDirectory(prefix="probe_inputs_") as d:
-        tmp = Path(d)
-        if "cli" in parts:
-            probes += cli_probes(tmp)
-        if "params" in parts:
-            probes += param_probes(tmp)
-        if "requests" in parts:
-            probes += request_probes(tmp)
-        if "signals" in parts:
-            found, result["signals"] = signal_probes(tmp, args.signal_trials)
-            probes += found
-        if "load" in parts:
-            result["load"] = load_probe(tmp, args.load_seconds)
+    tmp = Path(tempfile.mkdtemp(prefix="probe_inputs_"))  # kept: the logs of every probe
+    print(f"logs in {tmp}", file=sys.stderr, flush=True)
+    if "cli" in parts:
+        probes += cli_probes(tmp)
+    if "params" in parts:
+        probes += param_probes(tmp)
+    if "requests" in parts:
+        probes += request_probes(tmp)
+    if "signals" in parts:
+        found, result["signals"] = signal_probes(tmp, args.signal_trials)
+        probes += found
+    if "load" in parts:
+        result["load"] = load_probe(tmp, args.load_seconds)
     result["probes"] = [asdict(p) for p in probes]
     if args.json:
         print(json.dumps(result, indent=1))
