@@ -89,6 +89,7 @@ def test_bench_conductor_runs_every_setup_and_prints_the_ratios(capsys):
     result = json.loads(capsys.readouterr().out)
     setups = {s["setup"]: s for s in result["setups"]}
     assert sorted(setups) == [1, 2, 3, 4] and result["duration"] == 0.05
+    assert len(result["load_average"]) == 2  # the machine's, before and after
     assert [n for n, s in setups.items() if "ratio_to_setup_2" in s] == [3, 4]
     assert setups[3]["ratio_to_setup_2"] == pytest.approx(
         setups[3]["real_time_factor"] / setups[2]["real_time_factor"])

@@ -22,6 +22,7 @@ coupled by contacts (about 5x slower per step on 50 particles here). The outcome
 """
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -182,6 +183,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
     if repeats < 1:
         raise ConductorError(f"Table 1: repeats must be at least 1; got {repeats}")
     rounds: list[list[dict[str, Any]]] = []
+    load = [os.getloadavg()[0]]  # the machine's 1-minute load average, before and after
     with tempfile.TemporaryDirectory(prefix="table1_") as tmp:
         bag = motion.write_bag(Path(tmp) / "motion", *motion.trajectory())
         for k in range(repeats):
@@ -193,6 +195,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
                     print(f"round {k + 1}/{repeats}, setup {setup.number}: RTF "
                           f"{result['real_time_factor']:.3f} ({result['wall']:.1f} s wall)",
                           file=sys.stderr, flush=True)
+    load.append(os.getloadavg()[0])
     results = rounds[0]
     for i, r in enumerate(results):
         r["rounds"] = [rnd[i]["real_time_factor"] for rnd in rounds]
@@ -204,7 +207,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
             r["ratio_to_setup_2"] = r["real_time_factor"] / base["real_time_factor"]
     twin = next((r for r in results if r["split"] and r["particles"] == base["particles"]
                  and r["step_factor"] == 1.0), None)
-    return {"duration": duration, "repeats": repeats, "step": scene.STEP,
+    return {"duration": duration, "repeats": repeats, "step": scene.STEP, "load_average": load,
             "tick": scene.STEP if tick is None else tick, "solver": "CG",
             "setups": results, "outcome_check": compare(base, twin) if twin else None,
             "paper": PAPER}
