@@ -26,6 +26,7 @@ ROSDEP_KEYS = {
     "rosbags": "python3-rosbags-pip",
     "pymap3d": "python3-pymap3d-pip",
     "pytest": "python3-pytest",
+    "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",
 }
 # ROS packages imported by the launch files that cannot be installed here (no Kilted wheels).

@@ -115,6 +115,19 @@ def test_a_rejected_spawn_leaves_drop_test_able_to_spawn_delete_and_reset():
     assert_consistent(engine)
 
 
+@pytest.mark.parametrize("bad", ["zero sphere", "missing mesh", "joint loop"])
+def test_the_loader_keeps_no_record_of_a_model_it_refused(bad):
+    from sim_fidelity.simulator.sdf import add_models, load_world_string
+    loaded = load_world_string(WORLD)
+    tables = ("models", "links", "joints", "sensors", "plugins")
+    before = {t: sorted(getattr(loaded, t)) for t in tables}
+    bodies = len(loaded.spec.bodies)
+    with pytest.raises(SimulatorError):
+        add_models(loaded, BAD_MODELS[bad], name="refused")
+    assert {t: sorted(getattr(loaded, t)) for t in tables} == before
+    assert len(loaded.spec.bodies) == bodies
+
+
 @pytest.mark.parametrize("bad", sorted(BAD_MODELS))
 def test_every_refused_spawn_leaves_no_trace(bad):
     engine = MujocoEngine.from_string(WORLD)

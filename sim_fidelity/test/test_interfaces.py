@@ -193,12 +193,14 @@ OWN = {
         string[] entities
         uint8 lever
         bool enabled
+        string owner
         ---
         simulation_interfaces/Result result
         string[] failed_entities""",
     ("sim_fidelity_interfaces", "srv", "GetLevers"): """
         string[] entities
         uint8 lever
+        bool original
         ---
         simulation_interfaces/Result result
         uint8[] supported_levers

@@ -39,7 +39,8 @@ KILTED_PACKAGES = {
     "sensor_msgs", "simulation_interfaces", "std_msgs", "std_srvs",
 }
 ROSDEP_KEYS = {
-    "python3-catkin-pkg", "python3-colcon-common-extensions", "python3-matplotlib",
+    "python3-catkin-pkg", "python3-colcon-common-extensions", "python3-hypothesis",
+    "python3-matplotlib",
     "python3-mujoco-pip", "python3-numpy", "python3-pytest", "python3-rosbags-pip",
     "python3-tqdm", "python3-yaml",
 }

@@ -110,14 +110,18 @@ def _add_tops(frames: FrameGraph, emitter: Emitter, model_nodes: list[Node]) -> 
                 for name in d:
                     frames.frame(sub, name, sub.node)
     names = []
+    w = frames.world
+    before = {t: set(getattr(w, t)) for t in ("models", "links", "joints", "sensors", "plugins")}
     try:
         for m in tops:
             emitter.emit_top(m)
             names += emitter.records(m)
     except BaseException:
         emitter.rollback()
-        for n in names:
-            frames.world.models.pop(n, None)
+        for table, kept in before.items():  # every record the failed models added
+            records = getattr(w, table)
+            for key in [k for k in records if k not in kept]:
+                del records[key]
         raise
     return names
 
