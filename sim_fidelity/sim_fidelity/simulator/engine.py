@@ -268,9 +268,9 @@ class MujocoEngine:
         self._stale = False
         self.divergences += 1
         raise SimulationDivergedError(
-            f"world '{self.world.name}': the simulation diverged ({problem}) within {n} step(s) "
-            f"from t = {self.time:.6g} s; the state is back at t = {self.time:.6g} s "
-            f"(divergence {self.divergences} of this engine)")
+            f"world '{self.world.name}': the simulation diverged ({problem}) within {n} step(s); "
+            f"the state is back where they began, t = {self.time:.6g} s (divergence "
+            f"{self.divergences} of this engine)")
 
     def run_for(self, seconds: float) -> float:
         """Step for ``seconds`` of sim time; returns the wall time it took."""
