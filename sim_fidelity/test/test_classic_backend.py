@@ -264,3 +264,21 @@ def test_interface_choice_is_checked():
         interface_services("both", {}, "")
     assert interface_services("simulation_interfaces", {"/a": (object, None)}, "") == {
         "/a": (object, None)}
+
+
+def test_status_messages_become_typed_errors():
+    """sim_server's typed messages, and Gazebo classic's own wording (gazebo_ros 3.7.0)."""
+    from sim_fidelity.simulator.errors import EntityExistsError, InvalidPoseError, SdfError
+    from sim_fidelity.simulator.ros.classic.outcome import error_for, message_for
+
+    gone = error_for("Entity [box] does not exist", "delete_entity", "box")
+    assert isinstance(gone, UnknownEntityError) and gone.name == "box"
+    assert isinstance(error_for("Entity [box] already exists.", "spawn_entity", "box"),
+                      EntityExistsError)
+    assert isinstance(error_for("Failed to parse XML string: \n<sdf", "spawn_entity"), SdfError)
+    sent = message_for(InvalidPoseError("quaternion is not of unit length"))
+    back = error_for(sent, "set_entity_state", "box")
+    assert type(back) is InvalidPoseError and "unit length" in str(back)
+    plain = error_for("something else went wrong", "get_model_list")
+    assert type(plain) is SimulatorError and "get_model_list" in str(plain)
+    assert message_for(KeyError("x")).startswith("SimulatorError: ")
