@@ -4,6 +4,7 @@ reports reward and instrumentation every 2 s of sim time; SIGINT stops it cleanl
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from ros_processes import Probe, next_domain, start_node, stop, wait_for
 
 from sim_fidelity.ugv.course import COMMAND_TOPIC, ODOM_TOPIC, world_path
@@ -36,8 +37,10 @@ def test_mission_node_drives_the_vehicle_through_sim_server(tmp_path) -> None:
         assert "mission started" in logs()
         moving = [c for c in list(commands) if c.drive.speed > 0.5]
         assert moving, "no command to drive"
-        stamps = np.array([_seconds(c.header.stamp) for c in list(commands)[:50]])
-        np.testing.assert_allclose(np.diff(stamps), 0.1, atol=0.02)  # 10 Hz of sim time
+        stamps = np.array([_seconds(c.header.stamp) for c in list(commands)])
+        # 10 Hz of sim time: the timer wakes on /clock, so a loaded machine jitters each stamp
+        assert np.median(np.diff(stamps)) == pytest.approx(0.1, abs=0.02)
+        assert (len(stamps) - 1) / (stamps[-1] - stamps[0]) == pytest.approx(10.0, rel=0.2)
         north = [m.pose.pose.position.y for m in list(odom)]
         assert max(north) - min(north) > 3.0, "the vehicle did not drive up the first leg"
         first = list(rows)[0]
