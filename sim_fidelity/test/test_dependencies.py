@@ -24,7 +24,7 @@ ROSDEP_KEYS = {
     "tqdm": "python3-tqdm",
     "mujoco": "python3-mujoco-pip",
     "rosbags": "python3-rosbags-pip",
-    "pymap3d": "python3-pymap3d-pip",
+    "pymap3d": "python3-pymap3d",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",
