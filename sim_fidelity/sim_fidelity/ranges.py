@@ -38,7 +38,7 @@ class Range:
     def contains(self, value: object) -> bool:
         """Is ``value`` a finite number (not a bool) in the range."""
         return (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and math.isfinite(value)
+                and (isinstance(value, int) or math.isfinite(value))  # ints: any size
                 and (self.low is None or value > self.low
                      or (value == self.low and not self.low_open))
                 and (self.high is None or value <= self.high))
