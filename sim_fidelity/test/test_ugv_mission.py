@@ -100,16 +100,19 @@ def test_mission_reaches_the_three_waypoints_on_the_design_field() -> None:
     assert np.hypot(*(flight.track[-1] - np.array(WAYPOINTS[-1]))) < GOAL_RADIUS
 
 
-def _last_leg(world: str, params: MissionParams, seconds: float = 30.0) -> np.ndarray:
-    """From (3.5, 15) facing west towards the final waypoint: rows of t, x, |pitch|."""
+def _drive(world: str, params: MissionParams, start: Start, heading: float | None = None,
+           seconds: float = 30.0) -> np.ndarray:
+    """The mission flown on ``world`` from ``start``: rows of t, x, y, |pitch|, waypoint index
+    (``heading``: the mission told where it faces, as if it had a chord already)."""
     from sim_fidelity.simulator.geodesy import geodetic_to_enu
     from sim_fidelity.ugv.fly import place
     from sim_fidelity.ugv.mission import Mission
 
     sim = UgvSim.from_world(world, seed=2)
-    place(sim, Start(3.5, 15.0, math.pi, seed=4))
-    mission = Mission(0.0, params, seed=4)
-    mission.navigator.set_heading(math.pi)
+    place(sim, start)
+    mission = Mission(0.0, params, seed=start.seed)
+    if heading is not None:
+        mission.navigator.set_heading(heading)
     rows, fix_time = [], None
     while sim.time < seconds and not mission.done:
         fix, imu = sim.gps(), sim.imu()
@@ -121,23 +124,53 @@ def _last_leg(world: str, params: MissionParams, seconds: float = 30.0) -> np.nd
         if imu is not None:
             mission.on_pitch(float(imu.rpy[1]))
         speed, steering, _ = mission.tick(sim.time)
-        rows.append((sim.time, sim.pose()[0], abs(sim.rpy()[1])))
+        pose = sim.pose()
+        rows.append((sim.time, pose[0], pose[1], abs(sim.rpy()[1]), mission.navigator.waypoint))
         sim.command(speed, steering)
         sim.step(0.1)
     return np.array(rows)
 
 
-def test_the_ramp_stops_the_original_software_and_the_redesign_climbs_it() -> None:
+def _last_leg(world: str, params: MissionParams) -> np.ndarray:
+    """From (3.5, 15) facing west towards the final waypoint."""
+    return _drive(world, params, Start(3.5, 15.0, math.pi, seed=4), heading=math.pi)
+
+
+def _past(rows: np.ndarray, x: float) -> float:
+    """The first time the vehicle is west of ``x`` (inf if never)."""
+    west = rows[rows[:, 1] < x, 0]
+    return float(west[0]) if len(west) else math.inf
+
+
+def test_the_deployment_mission_reaches_the_second_waypoint_and_meets_the_ramp_after_it() -> None:
+    """On the deployment field (coarse throttle table, steering trim, grass) the mission still
+    turns towards (5, 15), passes it, and meets the ramp on the leg to (-5, 15), as the paper's
+    deployed vehicle did: the first pitch above 0.1 rad comes on the last leg, on the ramp."""
+    rows = _drive("deploy", MissionParams(), Start(0.2, -0.3, math.pi / 2 + 0.1, seed=5),
+                  seconds=60.0)
+    gap = np.hypot(rows[:, 1] - WAYPOINTS[1][0], rows[:, 2] - WAYPOINTS[1][1]).min()
+    assert gap < MissionParams().capture_radius + 0.5
+    pitched = rows[rows[:, 3] > 0.1]
+    assert len(pitched), "never pitched: the ramp was not met"
+    first = pitched[0]
+    assert first[4] == len(WAYPOINTS) - 1  # on the last leg
+    assert abs(first[1]) < 1.5 and 13.0 < first[2] < 17.0  # on the ramp's slope
+
+
+def test_the_ramp_slows_the_original_software_and_the_redesign_climbs_it() -> None:
     """The leg from (5, 15) to (-5, 15): on the design field the original software arrives in
-    seconds; on the deployment field it stalls at the foot of the ramp (it never pitches over
-    the top), while the redesign (larger spring and saturation above the pitch threshold) goes
-    over the ramp (its top is at x in [-0.3, 0.3])."""
+    seconds; on the deployment field its command (at most 1 m/s: the throttle table's second
+    step) climbs the ramp slowly, while the redesign (larger spring and saturation above the
+    pitch threshold: the top step) drives over it (its top at x in [-0.3, 0.3]) seconds
+    sooner."""
     last = (WAYPOINTS[-1],)
     original = MissionParams(waypoints=last)
     design = _last_leg("design", original)
-    assert design[-1, 0] < 15.0 and design[:, 2].max() < 0.05  # flat, arrived
-    stalled = _last_leg("deploy", original)
-    assert stalled[:, 2].max() > 0.1  # it reached the slope
-    assert stalled[:, 1].min() > 0.3  # and never got onto the top
+    assert design[-1, 1] < -2.0 and design[:, 3].max() < 0.05  # flat, arrived
+    slow = _last_leg("deploy", original)
     climbed = _last_leg("deploy", original.redesigned())
-    assert climbed[:, 1].min() < -1.0  # over the top and down the far slope
+    assert slow[:, 3].max() > 0.1 and climbed[:, 3].max() > 0.1  # both met the slope
+    assert _past(design, -1.0) + 3.0 < _past(slow, -1.0)  # the ramp holds the original back
+    assert _past(climbed, -1.0) + 3.0 < _past(slow, -1.0)  # the redesign is over it sooner
+    on_slope = (slow[:, 3] > 0.1).sum(), (climbed[:, 3] > 0.1).sum()
+    assert on_slope[1] < on_slope[0]

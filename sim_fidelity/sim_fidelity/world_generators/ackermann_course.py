@@ -50,14 +50,30 @@ class Ramp:
     width: float = 4.0  # m, across the course (along y)
 
 
+ESC_STEPS = (0.5, 1.0, 1.5, 2.0)  # m/s the throttle table's PWM steps were measured to give
+ESC_DEADBAND = 0.02  # m/s: commands below it are neutral PWM (a stop)
+BATTERY_GAIN = 7.4 / 8.4  # a 2S LiPo at nominal voltage against the full charge of the table
+
+
+def _esc_map(steps: tuple[float, ...], gain: float, deadband: float
+             ) -> tuple[tuple[float, float], ...]:
+    """The Arduino's throttle table as a command -> motor map: any command past the deadband
+    takes at least the lowest PWM step (the lowest that moved the vehicle when the table was
+    made), else the nearest step; the motor gives ``gain`` times the step's tabled speed."""
+    edges = (deadband,) + tuple((a + b) / 2 for a, b in zip(steps, steps[1:]))
+    return ((0.0, 0.0),) + tuple((round(e, 6), round(gain * m, 6))
+                                 for e, m in zip(edges, steps))
+
+
 @dataclass(frozen=True)
 class Actuation:
     """The deployed vehicle's uncalibrated actuation (paper 001, section V-B: the map from
-    PWM to the software's speed and steering "established empirically and very coarsely")."""
+    PWM to the software's speed and steering "established empirically and very coarsely"):
+    a throttle table of four PWM steps, measured once on a fully charged battery (so the motor
+    turns slower by the battery's voltage ratio in use), and a steering trim off centre."""
 
-    speed_map: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.4, 0.3), (0.9, 0.65),
-                                                  (1.5, 1.0), (2.2, 1.4))
-    steering_offset: float = 0.05  # rad, a linkage trimmed off centre
+    speed_map: tuple[tuple[float, float], ...] = _esc_map(ESC_STEPS, BATTERY_GAIN, ESC_DEADBAND)
+    steering_offset: float = 0.05  # rad (about 3 degrees), a linkage trimmed off centre
 
 
 def _spherical() -> str:
