@@ -1,9 +1,11 @@
 """Write a run to a ROS 2 bag with real message types, laid out as a spec reads it.
 
 At each sample time one message is written per state and action topic, with every field the
-spec reads from that topic set (angles become quaternions; messages with a ``header`` get the
-sample time as stamp). Reward k (of the transition from sample k to k+1) is written at time
-k+1, which both reward modes of the ingest read back as reward k.
+spec reads from that topic set (angles become quaternions; a NavSatFix read as east/north/up
+of a named origin gets that ENU point's latitude, longitude and altitude, through pymap3d;
+messages with a ``header`` get the sample time as stamp). Reward k (of the transition from
+sample k to k+1) is written at time k+1, which both reward modes of the ingest read back as
+reward k.
 """
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from typing import Any
 import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 
+from ..simulator.geodesy import enu_to_geodetic
 from ..simulator.poses import rpy_to_quat
 from .errors import RealityGapError
 from .messages import default_message, typestore
-from .spec import Source, Spec
+from .spec import ANGLES, GEODETIC, Source, Spec
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
@@ -68,15 +71,21 @@ def _message(cols: list[tuple[Source, np.ndarray]], k: int, stamp: int) -> Any:
     if hasattr(msg, "header"):
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
     angles: dict[str, np.ndarray] = {}
+    enu: dict[str, tuple[Source, np.ndarray]] = {}  # per NavSatFix field: its origin, e, n, u
     for src, col in cols:
         if src.convert is None:
             _assign(msg, src.field, col[k])
+        elif src.convert in GEODETIC:
+            enu.setdefault(src.field, (src, np.zeros(3)))[1][GEODETIC.index(src.convert)] = col[k]
         else:
-            rpy = angles.setdefault(src.field, np.zeros(3))
-            rpy[("roll", "pitch", "yaw").index(src.convert)] = col[k]
+            angles.setdefault(src.field, np.zeros(3))[ANGLES.index(src.convert)] = col[k]
     for field, (roll, pitch, yaw) in angles.items():
         q = attrgetter(field)(msg)
         q.x, q.y, q.z, q.w = (float(v) for v in rpy_to_quat(roll, pitch, yaw))
+    for field, (src, point) in enu.items():
+        fix = attrgetter(field)(msg) if field else msg
+        fix.latitude, fix.longitude, fix.altitude = (
+            float(v) for v in enu_to_geodetic(*point, src.origin))
     return msg
 
 
