@@ -45,6 +45,8 @@ class ParticleSimulation(SimulatorModel):
         super().release(entity, attribute)
         if entity in self.containers and attribute == POSE:
             self.sim.set_lever([entity], Lever.DYNAMICS, True)
+            self._lowered.discard((entity, Lever.DYNAMICS))
+            self._lowered.add((entity, Lever.GRAVITY))
             self.sim.set_lever([entity], Lever.GRAVITY, False)
             self._read = None
 
@@ -52,6 +54,7 @@ class ParticleSimulation(SimulatorModel):
         super().take(entity, attribute, value)
         if entity in self.containers and attribute == POSE:
             self.sim.set_lever([entity], Lever.GRAVITY, True)
+            self._lowered.discard((entity, Lever.GRAVITY))
             self._read = None
 
     def follow_all(self, values: Sequence[tuple[str, str, Any]]) -> None:

@@ -214,12 +214,10 @@ class SimulatorModel(Model):
         self._read = None
 
     def stop(self) -> None:
-        """Switch back on every lever :meth:`release` switched off: a simulator shared with
-        others (a sim_server) is left as the run found it."""
-        for lever in (Lever.DYNAMICS, Lever.COLLISION):
-            names = sorted(e for e, v in self._lowered if v == lever)
-            if names:
-                self.sim.set_lever(names, lever, True)
+        """Switch back on every lever :meth:`release` switched off (``_lowered``; subclasses add
+        theirs): a simulator shared with others (a sim_server) is left as the run found it."""
+        for lever in sorted({v for _, v in self._lowered}):
+            self.sim.set_lever(sorted(e for e, v in self._lowered if v == lever), lever, True)
         self._lowered.clear()
 
     def _check(self, entity: str, attribute: str) -> None:
