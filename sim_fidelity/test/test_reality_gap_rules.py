@@ -198,12 +198,14 @@ def test_an_empty_kernel_set_finds_nothing():
 
 
 def test_lookup_with_unequal_weights_agrees_with_the_full_comparison():
-    ks = KernelSet([kernel_at([[0.0, 0.0]], TO, sigma=0.5), kernel_at([[3.0, 0.0]], TO)],
+    ks = KernelSet([kernel_at([[0.0, 0.0]], TO, sigma=0.5), kernel_at([[3.0, 0.0]], TO),
+                    kernel_at([[8.0, 0.0]], TO, sigma=2.0)],  # reaching over several cells
                    spec("pose.x", "pose.y", weights=(4.0, 0.5)))
     rng = np.random.default_rng(0)
-    states = rng.uniform([-1, -2], [4, 2], size=(400, 2))
+    states = np.r_[rng.uniform([-1, -2], [4, 2], size=(400, 2)),
+                   rng.uniform([4, -2], [12, 2], size=(200, 2))]
     looked = [hit[0] if (hit := ks.lookup(s, np.zeros(1))) else -1 for s in states]
-    assert looked == ks.active(states).tolist() and {0, 1, -1} <= set(looked)
+    assert looked == ks.active(states).tolist() and {0, 1, 2, -1} <= set(looked)
 
 
 def engine_with_value(x: float = 1.0, cls: type[MujocoEngine] = MujocoEngine) -> MujocoEngine:
@@ -276,3 +278,23 @@ def test_roll_and_pitch_are_written_each_to_its_own_angle():
     runner.apply(np.zeros(2), np.zeros(1))
     np.testing.assert_allclose(quat_to_rpy(engine.get_states([ROBOT])[0][:, 3:])[0],
                                [0.4, 0.3, 0.0], atol=1e-12)
+
+
+def test_a_spec_of_sensor_values_only_leaves_the_robot_where_it_is():
+    engine = engine_with_value(x=3.0)
+    table = SensorValues(engine)
+    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)], spec("value")),
+                          sensors=table)
+    assert runner.apply(np.zeros(2), np.zeros(1))[0] == 0
+    assert table.value(TERRAIN) == pytest.approx(0.4)
+    np.testing.assert_allclose(engine.get_states([ROBOT])[0][0], [3, 0, 0, 0, 0, 0, 1])
+
+
+def test_pose_y_and_an_angular_rate_are_written_as_such():
+    engine = engine_with_value(x=2.0)
+    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+                                            spec("pose.y", "twist.wz")))
+    runner.apply(np.zeros(2), np.zeros(1))
+    pose, twist = engine.get_states([ROBOT])
+    np.testing.assert_allclose(pose[0], [2.0, 0.4, 0.0, 0, 0, 0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(twist[0], [0, 0, 0, 0, 0, 0.3], atol=1e-12)
