@@ -54,7 +54,7 @@ def test_leaders_follow_the_axis_of_widest_spread():
 def test_a_state_eps_c_from_a_leader_of_an_earlier_block_founds_a_node():
     """4096 states make the first block (one node at 0); the 4097th, exactly eps_c away, is
     compared with that block's leaders only."""
-    states = np.r_[np.linspace(0.0, 0.4, 4096), 1.4][:, None]
+    states = np.r_[np.linspace(0.0, 0.4, 4096), 1.0][:, None]
     nodes, ids = match_nodes(states, np.ones(1), 1.0)
     assert len(nodes) == 2 and ids[-1] == 1 and (ids[:-1] == 0).all()
 
@@ -119,10 +119,11 @@ def test_a_comparison_ends_where_the_simulation_has_no_transitions():
     """Reality branches to 1 or 2, the simulation always goes to 1 and knows nothing after
     either. A pair that agreed follows reality one step more (its simulation ends only when
     asked for a step); one that parted on this shared branch cannot be coupled and ends at
-    once. Node 1 is divergent, but a simulation without transitions there never diverges."""
+    once. Node 1 is divergent, but a simulation without transitions there never diverges;
+    reality could go on from 3, but its comparison has ended."""
     nodes = line(0.0, 1.0, 2.0, 3.0)
     sim = model([(0, 0, 1, 1)], 4)
-    phy = model([(0, 0, 1, 1), (0, 0, 2, 1), (1, 0, 3, 1), (2, 0, 3, 1)], 4)
+    phy = model([(0, 0, 1, 1), (0, 0, 2, 1), (1, 0, 3, 1), (2, 0, 3, 1), (3, 0, 0, 1)], 4)
     real, found = paired_rollouts(sim, phy, nodes, np.zeros(40, dtype=int), 3,
                                   np.array([False, True, False, False]),
                                   np.random.default_rng(1))
