@@ -162,6 +162,25 @@ def test_deploy_field_ramp_pitches_and_slows_and_actuation_is_uncalibrated():
     assert times["deploy"] > 1.3 * times["design"]
 
 
+def test_deploy_throttle_lowest_step_moves_the_vehicle_and_zero_stops_it():
+    """The deployment field's throttle table: any command past the neutral deadband takes at
+    least the lowest PWM step, which moves the truck; 0 is neutral. Steps below the command's
+    nearest one by the battery's gain."""
+    deploy = UgvSim.from_world("deploy")
+    motor = [deploy.drive.speed_map(c) for c in (0.0, 0.01, 0.1, 0.3, 1.0, 2.0)]
+    assert motor[:2] == [0.0, 0.0] and motor[2] == motor[3] > 0.3
+    assert motor[3] < motor[4] < 1.0 < motor[5] < 2.0
+    moved = {}
+    for command in (0.0, 0.1):
+        deploy.reset()
+        deploy.step(0.3)  # settle on the grass
+        start = deploy.pose()[:2].copy()
+        deploy.command(command, -deploy.drive.steering_offset)
+        deploy.step(4.0)
+        moved[command] = float(np.hypot(*(deploy.pose()[:2] - start)))
+    assert moved[0.0] < 0.02 and moved[0.1] > 0.5
+
+
 def test_worlds_are_generated_deterministically_and_checked_in():
     for field, deploy in (("design", False), ("deploy", True)):
         assert course_world(deploy, seed=0) == world_path(field).read_text()
