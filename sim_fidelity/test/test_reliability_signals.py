@@ -74,5 +74,5 @@ def test_sigkill_is_undone_by_the_server_and_the_next_manager_starts_from_origin
 def test_a_paused_simulator_gets_one_clear_line(tmp_path):
     """No tick for ``timeout`` seconds: the manager says the simulator answers but its time does
     not advance. (A SIGKILLed simulator: tools/probe_inputs.py; its DDS lease takes 20 s.)"""
-    said, log = silent_simulator(next_domain(), tmp_path, "paused")
+    said, log = silent_simulator(next_domain(), tmp_path, "paused", timeout=5.0)
     assert said, log
