@@ -47,7 +47,7 @@ CLEAR, TOLERATED, POOR = "clear error", "tolerated", "poor message"
 SILENT, TRACEBACK, HANG, CORRUPTION = "silent", "traceback", "hang", "corruption"
 OUTCOMES = (CLEAR, TOLERATED, POOR, SILENT, TRACEBACK, HANG, CORRUPTION)
 CLI_TIMEOUT_S = 120.0
-NODE_ACCEPTS_S = 12.0  # a node still running this long after start took the parameter
+NODE_ACCEPTS_S = 30.0  # a node still running this long after start took the parameter
 
 
 @dataclass
