@@ -163,3 +163,36 @@ triggers:
     fired = [a.trigger for a in conductor.handler.history if a.fired]
     assert fired.count("landed") == 1 and fired.count("told") == 1
     assert conductor.variables["seen"] == "cube" and conductor.variables["ready"] == 1
+
+
+def test_variables_are_substituted_inside_nested_effect_fields(tmp_path):
+    """``$name`` inside a list or mapping of a notify's data is the variable's value (the load
+    check follows nested values, so the run must too)."""
+    scene(tmp_path, ball_z=1.0, cube_x=0.3)
+    path = write(tmp_path, MODELS + """
+  monitor: {type: proximity_monitor, parameters: {reference: ball, distance: 0.45}}
+variables: {who: null}
+triggers:
+  landed:
+    on: {topic: monitor, value: "monitor.near"}
+    do:
+      - set: {who: "monitor.object"}
+      - notify: {model: hand, event: look, data: {objects: [$who, fixed], at: {name: $who}}}
+""")
+    conductor, _ = build_conductor(path)
+    told = []
+
+    class Recorder:
+        def on_output(self, *args):
+            pass
+
+        def on_transfer(self, change):
+            pass
+
+        def on_event(self, time, model, event, data):
+            if event == "look":
+                told.append(data)
+
+    conductor.add_listener(Recorder())
+    conductor.run(duration=0.6)
+    assert told == [{"objects": ["cube", "fixed"], "at": {"name": "cube"}}]

@@ -158,8 +158,7 @@ class TriggerProcess:
             attribute = _resolve(f.get("attribute", "pose"), scope, trigger, "attribute")
             conductor.transfer(str(entity), str(attribute), str(to), cause=trigger.name)
         elif effect.kind == "notify":
-            data = {k: _resolve(v, scope, trigger, f"data.{k}")
-                    for k, v in (f.get("data") or {}).items()}
+            data = _resolve(f.get("data") or {}, scope, trigger, "data")
             conductor.notify(str(_resolve(f["model"], scope, trigger, "model")),
                              str(_resolve(f["event"], scope, trigger, "event")), data)
         elif effect.kind == "set":
@@ -168,8 +167,7 @@ class TriggerProcess:
                 conductor.variables[name] = value
                 scope.local[name] = value
         elif effect.kind == "call":
-            args = {k: _resolve(v, scope, trigger, f"args.{k}")
-                    for k, v in (f.get("args") or {}).items()}
+            args = _resolve(f.get("args") or {}, scope, trigger, "args")
             conductor.call(str(f["service"]), args)
 
     def _eval(self, conductor: "Conductor", expression: Expression, scope: Mapping[str, Any],
@@ -228,7 +226,12 @@ class _Scope(Mapping[str, Any]):
 
 
 def _resolve(value: Any, scope: Mapping[str, Any], trigger: Trigger, key: str) -> Any:
-    """An effect field: ``$name`` is the variable's value, anything else itself."""
+    """An effect field: ``$name`` is the variable's value, through nested mappings and lists
+    (as :func:`template_names` checks them at load); anything else itself."""
+    if isinstance(value, Mapping):
+        return {k: _resolve(v, scope, trigger, f"{key}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_resolve(v, scope, trigger, f"{key}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str) and value.startswith("$"):
         name = value[1:]
         if name not in scope:
