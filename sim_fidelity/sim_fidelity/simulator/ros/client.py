@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import NodeNameNonExistentError
 from rosgraph_msgs.msg import Clock
 from simulation_interfaces import srv as si
 from simulation_interfaces.msg import SimulatorFeatures as F
@@ -93,6 +94,7 @@ class RosSimulator:
         self._spinner.start()
         self._world_file = world_file
         self._model_sdf: dict[str, str] | None = None
+        self._model_pose: dict[str, np.ndarray] = {}  # fallback: each model's world pose
         self._lowered: dict[str, dict] = {}  # fallback: model -> {"sdf", "pose", "twist", flags}
         self._step_size = step_size
         self._features: Features | None = None
@@ -360,9 +362,15 @@ class RosSimulator:
         self._check(res, "set_simulation_state")
 
     def reset(self) -> None:
+        """``reset_simulation``, then every model the static-copy fallback lowered back to its
+        original at its world pose (the server's reset keeps the static copies)."""
         req = self._types["reset_simulation"].Request()
         req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
         self._check(self.call("reset_simulation", req), "reset_simulation")
+        for name, entry in list(self._lowered.items()):
+            self.delete(name)
+            self.spawn(name, entry["sdf"], self._model_pose[name])
+            del self._lowered[name]
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
@@ -385,7 +393,7 @@ class RosSimulator:
         if self._features is None:
             f = self.call("get_simulator_features").features
             have = set(f.features)
-            if self.has_service("get_levers"):
+            if self._server_advertises("get_levers"):
                 res = self.call("get_levers")
                 levers, fallback = frozenset(Lever(v) for v in res.supported_levers), False
             else:
@@ -398,6 +406,37 @@ class RosSimulator:
                 static_fallback=fallback, spawn_formats=tuple(f.spawn_formats),
                 extra={"custom_info": f.custom_info})
         return self._features
+
+    def _server_advertises(self, key: str) -> bool:
+        """Whether the node serving ``/get_entities`` advertises the service ``key``, asked of
+        the graph (a node lists its services all at once), then waited for until ready within
+        the timeout: an extension the server node does not advertise is not waited for, one it
+        advertises is not missed because discovery of it lags behind ``/get_entities``."""
+        client = self._clients[key]
+
+        def decided() -> bool | None:
+            if client.service_is_ready():
+                return True
+            for name, namespace in self._node.get_node_names_and_namespaces():
+                try:
+                    served = {s for s, _ in self._node.get_service_names_and_types_by_node(
+                        name, namespace)}
+                except NodeNameNonExistentError:  # left the graph meanwhile
+                    continue
+                if "/get_entities" in served:
+                    return client.srv_name in served or False
+            return None
+
+        answer: list[bool | None] = [None]
+
+        def known() -> bool:
+            answer[0] = decided()
+            return answer[0] is not None
+
+        if not self._await(known, self.timeout, poll=0.05):
+            return client.service_is_ready()  # no node lists /get_entities: as discovered
+        return answer[0] and (client.service_is_ready()
+                              or self._await(client.service_is_ready, self.timeout, poll=0.05))
 
     def set_lever(self, names: Sequence[str], lever: Lever, enabled: bool) -> None:
         lever, names = Lever.of(lever), list(names)
@@ -437,6 +476,7 @@ class RosSimulator:
                                             "service; the static-copy fallback needs world_file=")
             world = load_world(self._world_file)
             self._model_sdf = {n: r.sdf for n, r in world.models.items() if not r.parent}
+            self._model_pose = {n: r.pose for n, r in world.models.items() if not r.parent}
         if model not in self._model_sdf:
             raise UnsupportedLeverError(Lever.DYNAMICS, model, "not a top-level model of "
                                         f"{self._world_file}")
