@@ -95,8 +95,12 @@ def test_the_server_advertises_humbles_names_and_types(probe):
     assert wait_for(lambda: wanted.items() <= served().items(), 15.0), \
         set(wanted.items()) - set(served().items())
     assert "/get_entities" not in served()  # simulation_interfaces is not served
-    topics = dict(probe.node.get_topic_names_and_types())
-    assert {qualified(n): [e.type] for n, e in TOPICS.items()}.items() <= topics.items()
+
+    def topics():
+        return {n: tuple(t) for n, t in probe.node.get_topic_names_and_types()}
+    wanted_topics = {qualified(n): (e.type,) for n, e in TOPICS.items()}
+    assert wait_for(lambda: wanted_topics.items() <= topics().items(), 15.0), \
+        set(wanted_topics.items()) - set(topics().items())
 
 
 def test_entities_from_the_model_list_and_properties(sim):
