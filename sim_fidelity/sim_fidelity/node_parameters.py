@@ -41,6 +41,10 @@ SIM_SERVER = {
                                   "interfaces at once need one (e.g. /gazebo)"),
 }
 
+BACKEND = Param("auto", "the simulator's interface: embedded (sim_server) or gz "
+                        "(simulation_interfaces), classic (gazebo_msgs), auto (found on the "
+                        "graph)", choices=("auto", "embedded", "gz", "classic"))
+
 FIDELITY_MANAGER = {
     "config": Param("", "fidelity YAML of the scene"),
     "preset": Param("", "preset name, one of the config's presets (hifi, adfi-1, adfi-2, adfi-3 "
@@ -48,9 +52,7 @@ FIDELITY_MANAGER = {
     "rate": Param(20.0, "ticks per second of simulation time", above(0)),
     "server": Param("/sim_server", "node name of the simulator's lever services"),
     "world_file": Param("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
-    "backend": Param("auto", "the simulator's interface: embedded (sim_server) or gz "
-                             "(simulation_interfaces), classic (gazebo_msgs), auto (found on "
-                             "the graph)", choices=("auto", "embedded", "gz", "classic")),
+    "backend": BACKEND,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 
@@ -59,6 +61,7 @@ KERNEL_MANAGER = {
     "rate": Param(0.0, "ticks per second of simulation time; 0 = the spec's sampling rate",
                   at_least(0)),
     "server": Param("/sim_server", "node name of the simulator's sim_fidelity services"),
+    "backend": BACKEND,
     "timeout": Param(10.0, "seconds to wait for a simulator service", above(0)),
 }
 
@@ -68,6 +71,7 @@ UNLOADING_CONTROLLER = {
     "packets": Param(r"packet_\d+", "regex of the packet model names", regex=True),
     "seed": Param(0, "controller seed (target jitter, dwell times)"),
     "action_topic": Param("/fidelity_manager/action", "where extend/retract are announced"),
+    "backend": BACKEND,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 

@@ -1,7 +1,8 @@
 """ROS node ``fidelity_manager``: the fidelity manager against any simulator serving our services.
 
 Ticks follow simulation time (``/clock``, ``use_sim_time``) at ``rate`` Hz; talks to the simulator
-only through :class:`~sim_fidelity.simulator.ros.client.RosSimulator` (Gazebo or sim_server).
+only through the client its ``backend`` parameter chooses (``simulator/ros/classic/backend.py``:
+RosSimulator for sim_server and gz-sim, ClassicRosSimulator for Gazebo classic, ``auto`` finds it).
 
 Interfaces:
 * ``~/set_fidelity`` (SetFidelity): trees (names or regexes), level, MODE_HOLD or MODE_RELEASE;
@@ -206,7 +207,7 @@ def main(args: list[str] | None = None) -> int:
     from ..node_parameters import FIDELITY_MANAGER
     from ..ros_node import run_node
     from ..simulator.errors import SimulatorError
-    from ..simulator.ros.client import RosSimulator
+    from ..simulator.ros.classic.backend import connect
     from .config import FidelityConfig
     from .errors import ConfigError
     from .manager import FidelityManager
@@ -216,9 +217,10 @@ def main(args: list[str] | None = None) -> int:
             raise ConfigError("<parameters>", "config", "parameter 'config' is empty")
         config = FidelityConfig.load(p["config"])
         config.preset(p["preset"] or None)  # an unknown preset fails here, naming the known ones
-        sim = stack.enter_context(RosSimulator(
-            server=p["server"], timeout=p["timeout"], world_file=p["world_file"] or None,
-            node_name=f"{node.get_name()}_sim_client", namespace=node.get_namespace()))
+        sim = stack.enter_context(connect(
+            p["backend"], server=p["server"], timeout=p["timeout"],
+            world_file=p["world_file"] or None, node_name=f"{node.get_name()}_sim_client",
+            namespace=node.get_namespace()))
         sim.wait_for_server()
         manager = FidelityManager(sim, config, p["preset"] or None)
         adapter = FidelityManagerNode(node, manager, p["rate"], sim, p["timeout"])

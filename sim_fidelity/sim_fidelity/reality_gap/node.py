@@ -102,7 +102,7 @@ def main(args: list[str] | None = None) -> int:
     from ..node_parameters import KERNEL_MANAGER
     from ..ros_node import run_node
     from ..simulator.errors import SimulatorError, SimulatorTimeoutError
-    from ..simulator.ros.client import RosSimulator
+    from ..simulator.ros.classic.backend import connect
     from .errors import RealityGapError
 
     def start(node, p: dict, stack):
@@ -110,9 +110,9 @@ def main(args: list[str] | None = None) -> int:
             raise RealityGapError("parameter 'kernels' is empty: give a kernels file")
         kernels = KernelSet.load(p["kernels"])
         rate = p["rate"] or kernels.spec.rate_hz
-        sim = stack.enter_context(RosSimulator(
-            server=p["server"], timeout=p["timeout"], node_name=f"{node.get_name()}_sim_client",
-            namespace=node.get_namespace()))
+        sim = stack.enter_context(connect(
+            p["backend"], server=p["server"], timeout=p["timeout"],
+            node_name=f"{node.get_name()}_sim_client", namespace=node.get_namespace()))
         sim.wait_for_server()
         runner = KernelRunner(sim, kernels)
         manager = KernelManagerNode(node, runner, rate)

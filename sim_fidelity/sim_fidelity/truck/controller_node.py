@@ -136,12 +136,12 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
 
     from ..ros_node import ParameterError
     from ..simulator.errors import SimulatorError
-    from ..simulator.ros.client import RosSimulator
+    from ..simulator.ros.classic.backend import connect
     if not values["world"]:
         raise ParameterError(node.get_name(), "world",
                              "is empty: give the world's name (e.g. truck_B)")
-    sim = stack.enter_context(RosSimulator(
-        timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
+    sim = stack.enter_context(connect(
+        values["backend"], timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
         namespace=node.get_namespace()))
     sim.wait_for_server()
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])
