@@ -181,3 +181,24 @@ def test_scripts_rebind_after_a_spawn_while_plungers_and_packets_are_low(tmp_pat
         assert robot.suction.held_bodies().size == 1
         sim.run_for(3.0)
         assert robot.unloaded == 1  # the belt moved packet_0001 off the rear
+
+
+def test_conveyor_skips_a_packet_replaced_by_its_static_copy(tmp_path):
+    """A client without lever services lowers a packet by a static copy without collisions: the
+    conveyor neither carries nor counts it, and takes it up again once the original is back."""
+    from sim_fidelity.simulator.ros.client import static_copy
+    x = ROBOT_START_X - 0.2
+    sim, robot = _world(tmp_path,
+                        _packet("packet_0000", x, 0.1, 0.5 + 0.15 + 0.002, (0.3, 0.3, 0.3)))
+    original = sim.world.models["packet_0000"].sdf
+    pose, _ = sim.get_states(["packet_0000"])
+    for strip in (True, False):  # COLLISION lowered, then DYNAMICS only (collisions kept)
+        sim.delete("packet_0000")
+        sim.spawn("packet_0000", static_copy(original, strip), pose[0])
+        sim.run_for(3.0)
+        assert robot.unloaded == 0 and robot.conveyor.in_truck.tolist() == [True]
+        np.testing.assert_allclose(sim.get_states(["packet_0000"])[0], pose, atol=1e-9)
+    sim.delete("packet_0000")
+    sim.spawn("packet_0000", original, pose[0])
+    sim.run_for(3.0)
+    assert robot.unloaded == 1 and robot.conveyor.in_truck.tolist() == [False]

@@ -13,8 +13,10 @@ the dock, at rest, and their DYNAMICS and COLLISION levers are switched off, so 
 nothing for the rest of the run.
 
 Packets are the other free-moving models (:func:`~sim_fidelity.simulator.scripts.movable_models`),
-in name order, including ones spawned later. Over ROS (``sim_server``) the count is published on
-``/model/<model>/unloaded`` (std_msgs/UInt32).
+in name order, including ones spawned later. A packet that is, for now, static or without collision
+geometry (the static copy by which a client without lever services lowers it) is neither carried
+nor counted until it moves freely and collides again. Over ROS (``sim_server``) the count is
+published on ``/model/<model>/unloaded`` (std_msgs/UInt32).
 """
 from __future__ import annotations
 
@@ -67,24 +69,31 @@ class Conveyor:
         self.check_every = max(1, int(round(CHECK_PERIOD / engine.step_size)))
         self.packets: list[str] = []
         self.in_truck = np.ones(0, bool)
+        self.delivered = np.zeros(0, bool)  # per packet: moved to the storage yard
         self.reset(engine)
         self._bind(engine)
 
     def _bind(self, engine: MujocoEngine) -> None:
         """Model indices of belts, packets and the drive (after every compile); new packets are
-        appended, deleted ones leave the truck uncounted."""
+        appended; a deleted one is out of the truck, uncounted, until spawned again under its
+        name (as a static copy is)."""
         m, w = engine.model, engine.world
         self.belts = [Belt(m.geom(f"{link}::{collision}").id, m.body(link).id, speed,
                            direction / np.linalg.norm(direction))
                       for link, collision, speed, direction in self._belt_xml]
-        known = set(self.packets)
-        new = [p for p in movable_models(w, self.model) if p not in known]
+        known, movable = set(self.packets), movable_models(w, self.model)
+        new = [p for p in movable if p not in known]
         self.packets += new
-        self.in_truck = np.concatenate([self.in_truck, np.ones(len(new), bool)])
-        live = np.array([p in w.models for p in self.packets], bool)
-        self.in_truck &= live
-        self.packet_body = np.array([m.body(w.models[p].canonical_link).id if ok else 0
-                                     for p, ok in zip(self.packets, live)], int)
+        self.delivered = np.concatenate([self.delivered, np.zeros(len(new), bool)])
+        self.in_truck = np.array([p in w.models for p in self.packets], bool) & ~self.delivered
+        colliding = np.zeros(m.nbody, bool)
+        colliding[m.geom_bodyid[engine.index.collision_geom]] = True
+        movable = set(movable)
+        body = np.array([m.body(w.models[p].canonical_link).id if p in movable else 0
+                         for p in self.packets], int)
+        live = colliding[body] & (body > 0)  # bound: moves freely and has a collision geometry
+        self.live = live
+        self.packet_body = np.where(live, body, 0)
         self.packet_dof = m.jnt_dofadr[m.body_jntadr[self.packet_body]]
         self.packet_qpos = m.jnt_qposadr[m.body_jntadr[self.packet_body]]
         self.belt_of_geom = np.full(m.ngeom, -1, int)
@@ -117,11 +126,12 @@ class Conveyor:
 
     def reset(self, engine: MujocoEngine) -> None:
         """Every packet back in the truck (the engine reset their poses) and simulated again."""
-        gone = [p for p, inside in zip(self.packets, self.in_truck)
-                if not inside and p in engine.world.models]
+        gone = [p for p, done in zip(self.packets, self.delivered)
+                if done and p in engine.world.models]
         engine.set_lever(gone, Lever.DYNAMICS, True)
         engine.set_lever(gone, Lever.COLLISION, True)
         self.in_truck = np.array([p in engine.world.models for p in self.packets], bool)
+        self.delivered[:] = False
         self.unload_times: list[float] = []
         self._steps = 0
 
@@ -181,7 +191,7 @@ class Conveyor:
     def _count_unloaded(self, engine: MujocoEngine) -> None:
         d = engine.data
         model_pose = engine.get_states([self.robot])[0][0]
-        rows = np.flatnonzero(self.in_truck)
+        rows = np.flatnonzero(self.in_truck & self.live)
         gone = rows[d.xpos[self.packet_body[rows], 0] < model_pose[0] + self.unload_x]
         if not gone.size:
             return
@@ -196,6 +206,7 @@ class Conveyor:
         engine.set_lever(names, Lever.DYNAMICS, False)
         engine.set_lever(names, Lever.COLLISION, False)
         self.in_truck[gone] = False
+        self.delivered[gone] = True
         self.unload_times += [engine.time] * gone.size
 
     def ros_endpoints(self) -> list[Publication]:
