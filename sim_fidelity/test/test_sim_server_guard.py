@@ -135,6 +135,35 @@ def test_reset_restores_every_lever_and_the_original_stays_known(served):
         res.result.error_message
 
 
+@pytest.mark.parametrize("reset", ["reset_simulation", "reset_world"])
+def test_a_gazebo_msgs_reset_leaves_the_guard_nothing_to_restore(context, reset):
+    """Gazebo classic's resets restore the levers, so no owner holds one after them (the guard
+    would otherwise restore levers already on when the owner leaves, and log them)."""
+    pytest.importorskip("gazebo_msgs.srv", reason="interface packages not built")
+    import rclpy
+
+    from sim_fidelity.simulator.engine import MujocoEngine
+    from sim_fidelity.simulator.ros.server import SimServer
+    node = rclpy.create_node(f"classic_guard_{reset}", context=context)
+    engine = MujocoEngine.from_string(WORLD)
+    server = SimServer(node, engine, real_time_factor=0.0, paused=True, publish_rate=0.0,
+                       odometry=[], interfaces="gazebo_msgs")
+    handlers = {s.srv_name.rsplit("/", 1)[-1]: (s.srv_type, s.callback) for s in node.services}
+    try:
+        kind, handler = handlers["set_lever"]
+        req = kind.Request(entities=["floating"], lever=int(Lever.DYNAMICS), enabled=False,
+                           owner="/m")
+        assert code(handler(req, kind.Response())) == Result.RESULT_OK
+        assert server.guard.owned("/m") == 1
+        kind, handler = handlers[reset]
+        handler(kind.Request(), kind.Response())
+        assert engine.get_lever(["floating"], Lever.DYNAMICS).tolist() == [True]
+        assert server.guard.owned("/m") == 0
+    finally:
+        server.stop()
+        node.destroy_node()
+
+
 # ---------------------------------------------------------------------- long requests
 def stepping_in_background(served, steps: int) -> tuple[threading.Thread, list]:
     out: list = []

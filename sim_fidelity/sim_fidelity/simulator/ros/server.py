@@ -73,7 +73,7 @@ class SimServer:
         own = OwnServices(engine, self.stepper, self.publishers, sensor_values, self.guard)
         served = interface_services(interfaces, standard.services(), gazebo_namespace, node,
                                     engine, self.lock, self.stepper, self.publishers,
-                                    self.model_topics)
+                                    self.model_topics, self.guard.forget)
         group = ReentrantCallbackGroup()
         self._services = [node.create_service(kind, name, self._guarded(handler),
                                               callback_group=group)

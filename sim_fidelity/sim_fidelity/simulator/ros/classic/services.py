@@ -45,8 +45,9 @@ class ClassicServices:
 
     def __init__(self, node: Node, engine: MujocoEngine, lock: threading.RLock,
                  stepper: Stepper, publishers: Publishers, model_topics: ModelTopics,
-                 namespace: str = ""):
+                 levers_reset: Callable[[], None], namespace: str = ""):
         self.node, self.engine, self.lock, self.stepper = node, engine, lock, stepper
+        self.levers_reset = levers_reset  # a reset put every lever back to the original
         self.publishers, self.model_topics, self.namespace = publishers, model_topics, namespace
         self._model_states = node.create_publisher(gm.ModelStates,
                                                    qualified("model_states", namespace), 1)
@@ -238,15 +239,18 @@ class ClassicServices:
         self.stepper.wake()
 
     def reset_simulation(self, req, res) -> None:
-        """Poses and time back to the start (spawned models stay, at their spawn poses)."""
+        """Poses, time and levers back to the start (spawned models stay, at their spawn
+        poses)."""
         self.engine.reset()
+        self.levers_reset()
         self._published_at = -np.inf
         self.publishers.publish_clock()
 
     def reset_world(self, req, res) -> None:
-        """Poses back to the start; time goes on."""
+        """Poses and levers back to the start; time goes on."""
         now = self.engine.time
         self.engine.reset()
+        self.levers_reset()
         self.engine.data.time = now
         self._published_at = -np.inf
 
