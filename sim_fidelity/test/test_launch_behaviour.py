@@ -172,7 +172,7 @@ def test_bad_parameters_and_a_missing_simulator_exit_2(tmp_path):
         "kernel_rate": ("kernel_manager", {"kernels": "k.yaml", "rate": "often"},
                         "kernel_manager: parameter 'rate' must be a number, got 'often'"),
         "no_simulator": ("unloading_controller", {"world": "truck_A", "timeout": 1},
-                         "no simulator answers at /get_entities after 1 s"),
+                         "no simulator found after 1 s: neither /get_entities"),
     }
     procs = {name: start_as_launch(exe, domain, tmp_path / f"{name}.log", params=params)
              for name, (exe, params, _) in cases.items()}
