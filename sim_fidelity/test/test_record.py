@@ -22,11 +22,12 @@ from sim_fidelity.recording.writer import BagWriter
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = {"/rec/a": "std_msgs/msg/Float64", "/rec/b": "std_msgs/msg/Float64",
           "/rec/fix": "sensor_msgs/msg/NavSatFix"}
-# Publishes COUNT messages per topic, interleaved, as fast as it can, each carrying its index
-# (Float64.data, NavSatFix.latitude); prints 'sent K' every 500 rounds and 'acked' once the
-# recorder has acknowledged everything.
+# Publishes COUNT messages per topic, interleaved, each carrying its index (Float64.data,
+# NavSatFix.latitude), a round every millisecond or so (about 3 kHz in all: unpaced, the whole
+# stream was published and drained before a signal could land in it); prints 'sent K' every 500
+# rounds and 'acked' once the recorder has acknowledged everything.
 PUBLISHER = """
-import sys, rclpy
+import sys, time, rclpy
 from rclpy.qos import QoSProfile, HistoryPolicy, ReliabilityPolicy
 from std_msgs.msg import Float64
 from sensor_msgs.msg import NavSatFix
@@ -45,6 +46,7 @@ try:
         pubs[0].publish(Float64(data=float(i)))
         pubs[1].publish(Float64(data=float(i)))
         pubs[2].publish(NavSatFix(latitude=float(i)))
+        time.sleep(0.001)
         if i % 500 == 499:
             print(f'sent {i + 1}', flush=True)
     for p in pubs:

@@ -108,6 +108,21 @@ def test_geodetic_conversion_errors_name_the_entry() -> None:
                         "state": [dict(fix, origin="o")], "action": [act]})
 
 
+# Exits once /clock has reached argv[1] seconds.
+SIM_TIME_REACHED = """
+import sys, rclpy
+from rosgraph_msgs.msg import Clock
+until = float(sys.argv[1])
+rclpy.init()
+node = rclpy.create_node('sim_time_probe')
+now = [0.0]
+node.create_subscription(Clock, '/clock', lambda m: now.__setitem__(
+    0, m.clock.sec + m.clock.nanosec * 1e-9), 10)
+while now[0] < until:
+    rclpy.spin_once(node, timeout_sec=0.1)
+"""
+
+
 def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) -> None:
     """sim_server, ugv_mission and ``simfid record --preset ugv --use-sim-time``, each a real
     process: the bag reads through the spec as a mission up the first leg."""
@@ -136,7 +151,11 @@ def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) ->
                              tmp_path / "mission.log")
         assert wait_for(lambda: (tmp_path / "mission.log").read_text().count("started") > 0,
                         60.0), (tmp_path / "mission.log").read_text()
-        wait_for(lambda: False, 4.0)  # about 16 s of sim time at 4x when idle
+        # 18 s of sim time (a few 2 s samples up the first leg), judged by /clock, not by the
+        # wall: a loaded machine does not reach the server's 4x
+        clock = subprocess.run([sys.executable, "-c", SIM_TIME_REACHED, "18"], env=env,
+                               capture_output=True, text=True, timeout=180)
+        assert clock.returncode == 0, clock.stdout + clock.stderr
         recorder.send_signal(signal.SIGINT)
         assert recorder.wait(30) == 0, log.read_text()
     finally:
