@@ -15,7 +15,9 @@ manager that died are written back first (logged). On shutdown (SIGINT, SIGTERM,
 restore waits for a tick in flight, no tick starts after it, and every object is restored, read
 back and counted, within ``RESTORE_BUDGET_S`` in all: when a launch stops, the simulator may be
 gone already; then the node says in one line which trees it could not restore and exits 0
-(nothing is left to restore into; sim_server restores the levers of a client that left). When no
+(nothing is left to restore into; sim_server restores the levers of a client that left). A
+simulator that still answers after the budget ran out (slow static copies of Gazebo classic) is
+not gone: the trees not restored are named and the exit code is 3. When no
 tick came for ``timeout`` seconds the node says once why: the simulator left the graph, or its
 time does not advance.
 Parameters: ``node_parameters.FIDELITY_MANAGER``; the preset is checked against the config's
@@ -187,7 +189,8 @@ def restore(adapter: FidelityManagerNode, sim, log) -> int:
             manager.close()
             left = manager.mismatches()
         except SimulatorError as e:
-            gone = isinstance(e, SimulatorTimeoutError)
+            # out of time is not gone: a simulator still in the graph counts what is left
+            gone = isinstance(e, SimulatorTimeoutError) and not sim.server_present()
             if gone and not lowered:
                 log.info(f"simulator gone; every tree was HIGH, nothing to restore ({e})")
                 return 0

@@ -141,6 +141,11 @@ class RosSimulator:
     def has_service(self, key: str) -> bool:
         return self._clients[key].service_is_ready()
 
+    def server_present(self) -> bool:
+        """Is any of the simulator's services still in the graph (a server that left, or was
+        killed and noticed by discovery, has none)?"""
+        return any(client.service_is_ready() for client in self._clients.values())
+
     def call(self, key: str, request=None, timeout: float | None = None):
         """Raw call of a service by short name (``get_entities``, ``set_lever``, ...)."""
         return self._wait(key, self._send(key, request), timeout)
