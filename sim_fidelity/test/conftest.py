@@ -49,3 +49,15 @@ def pytest_make_collect_report(collector: pytest.Collector):
     report = (yield).get_result()
     if report.skipped and in_ci():
         _fail_in_ci(report, f"module {collector.nodeid}")
+
+
+# ---------------------------------------------------------------------- shared fixtures
+@pytest.fixture(scope="module")
+def context():
+    """An rclpy context of the module's own in a fresh domain, for in-process handler tests."""
+    import rclpy
+    from ros_processes import next_domain
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=next_domain())
+    yield ctx
+    ctx.try_shutdown()

@@ -186,15 +186,6 @@ class Bugs:
         return getattr(self.logger, name)
 
 
-@pytest.fixture(scope="module")
-def context():
-    import rclpy
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=next_domain())
-    yield ctx
-    ctx.try_shutdown()
-
-
 _servers = iter(range(10**6))
 
 

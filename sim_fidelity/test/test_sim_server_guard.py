@@ -27,15 +27,6 @@ from sim_fidelity.simulator.ros.lever_guard import LeverGuard  # noqa: E402
 from sim_fidelity_interfaces.srv import GetLevers, SetLever  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def context():
-    import rclpy
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=next_domain())
-    yield ctx
-    ctx.try_shutdown()
-
-
 @pytest.fixture
 def served(context, request):
     s = Served(context, f"guard_{request.node.name.split('[')[0][5:40]}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_processes import next_domain
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
@@ -37,15 +36,6 @@ WORLD = world("handlers", GROUND, box_model("resting", 0, 0, 0.2), box_model("fl
               box_model("wall", 5, 0, 0.5, static=True), servo_pendulum())
 BOX = "<sdf version='1.9'>" + box_model("spawned", 0, 0, 0) + "</sdf>"
 RESET = si.ResetSimulation.Request
-
-
-@pytest.fixture(scope="module")
-def context():
-    import rclpy
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=next_domain())
-    yield ctx
-    ctx.try_shutdown()
 
 
 class Served:
