@@ -23,6 +23,22 @@ def scene(tmp_path, ball_z=0.05, cube_x=2.0) -> str:
     return "table.sdf"
 
 
+class EventRecorder:
+    """A conductor listener that keeps every event as (model, event, time, data)."""
+
+    def __init__(self, events: list):
+        self.events = events
+
+    def on_output(self, *args):
+        pass
+
+    def on_transfer(self, change):
+        pass
+
+    def on_event(self, time, model, event, data):
+        self.events.append((model, event, time, data))
+
+
 def write(tmp_path, text: str):
     path = tmp_path / "ensemble.yaml"
     path.write_text(textwrap.dedent(text))
@@ -147,19 +163,10 @@ triggers:
     conductor, _ = build_conductor(path)
     events = []
 
-    class Recorder:
-        def on_output(self, *args):
-            pass
-
-        def on_transfer(self, change):
-            pass
-
-        def on_event(self, time, model, event, data):
-            events.append((model, event))
-
-    conductor.add_listener(Recorder())
+    conductor.add_listener(EventRecorder(events))
     conductor.run(duration=0.6)  # the ball falls from 1 m onto the ground beside the cube
-    assert events == [("monitor", "near"), ("hand", "get_ready")]  # emitted, then notified
+    # emitted, then notified
+    assert [(m, e) for m, e, _, _ in events] == [("monitor", "near"), ("hand", "get_ready")]
     fired = [a.trigger for a in conductor.handler.history if a.fired]
     assert fired.count("landed") == 1 and fired.count("told") == 1
     assert conductor.variables["seen"] == "cube" and conductor.variables["ready"] == 1
@@ -180,19 +187,9 @@ triggers:
       - notify: {model: hand, event: look, data: {objects: [$who, fixed], at: {name: $who}}}
 """)
     conductor, _ = build_conductor(path)
-    told = []
 
-    class Recorder:
-        def on_output(self, *args):
-            pass
-
-        def on_transfer(self, change):
-            pass
-
-        def on_event(self, time, model, event, data):
-            if event == "look":
-                told.append(data)
-
-    conductor.add_listener(Recorder())
+    events = []
+    conductor.add_listener(EventRecorder(events))
     conductor.run(duration=0.6)
+    told = [data for _, event, _, data in events if event == "look"]
     assert told == [{"objects": ["cube", "fixed"], "at": {"name": "cube"}}]
