@@ -51,6 +51,8 @@ setup(
             "packet = sim_fidelity.fidelity_manager.signalers.packet:PacketSignaler",
             "action = sim_fidelity.fidelity_manager.signalers.action:ActionSignaler",
             "distance = sim_fidelity.fidelity_manager.signalers.distance:DistanceSignaler",
+            "joint_command = sim_fidelity.fidelity_manager.signalers.joint_command:"
+            "JointCommandSignaler",
             "manual = sim_fidelity.fidelity_manager.signalers.manual:ManualSignaler",
             "schedule = sim_fidelity.fidelity_manager.signalers.schedule:ScheduleSignaler",
         ],

@@ -71,6 +71,13 @@ UNLOADING_CONTROLLER = {
     "packets": Param(r"packet_\d+", "regex of the packet model names", regex=True),
     "seed": Param(0, "controller seed (target jitter, dwell times)"),
     "action_topic": Param("/fidelity_manager/action", "where extend/retract are announced"),
+    "announce": Param(False, "announce extend/retract on action_topic (the manager observes the "
+                             "plunger command without them)"),
+    "decision_topic": Param("/fidelity_manager/decision", "where each decision point is sent "
+                                                          "(the settle, std_msgs/Float64); empty: "
+                                                          "none"),
+    "decision_settle": Param(0.1, "seconds of sim time between a decision point and the "
+                                  "decision (the manager's all-HIGH refresh)", between(0, 10)),
     "backend": BACKEND,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }

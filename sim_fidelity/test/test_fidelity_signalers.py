@@ -37,8 +37,9 @@ def make(sim, signaler: dict, preset: str = "on") -> Signaler:
     return config.build_signalers(sim, trees, preset)["s"]
 
 
+# fed states at ticks, so stillness counted in ticks (the per-step rule: test_fidelity_still_steps)
 PACKET = {"type": "packet", "robot": "robot", "robot_half_extents": [0.5, 0.5, 0.5],
-          "half_extents": [0.1, 0.1, 0.1], "inflation": 0.5}
+          "half_extents": [0.1, 0.1, 0.1], "inflation": 0.5, "still_clock": "ticks"}
 
 
 def states(robot_x: float, box_xs, box_q=None, speeds=None):
@@ -178,7 +179,7 @@ def test_manual_and_schedule_signalers(sim):
 
 def test_registry_and_unknown_type():
     assert signaler_class("packet") is PacketSignaler and set(BUILTIN) == {
-        "packet", "action", "distance", "manual", "schedule"}
+        "packet", "action", "distance", "joint_command", "manual", "schedule"}
     with pytest.raises(UnknownNameError,
                        match="unknown signaler type 'nope' \\(known: action, distance"):
         signaler_class("nope")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..flag_types import count, number, output_folder
-from ..ranges import above
+from ..flag_types import count, integer, number, output_folder
+from ..ranges import above, at_least
 from ..truck.bench import MODES, TICK_PERIOD
 
 
@@ -17,6 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--duration", type=number(above(0)), default=60.0, help="sim seconds per run")
     p.add_argument("--repeats", type=count(), default=3,
                    help="seeds 0..N-1, the same for every mode")
+    p.add_argument("--first-seed", type=integer(at_least(0)), default=0,
+                   help="seed of the first repeat (repeats use consecutive seeds)")
+    p.add_argument("--still", default="",
+                   help="steps,ticks: the packet signaler's stillness clock(s); each manager mode "
+                        "runs once per clock (default: config/truck.yaml's)")
     p.add_argument("--tick-period", type=number(above(0)), default=TICK_PERIOD,
                    help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")

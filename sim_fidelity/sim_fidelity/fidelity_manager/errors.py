@@ -36,6 +36,10 @@ class LevelError(FidelityError, ValueError):
     """A value that is no fidelity level (also a ValueError, like a bad enum value)."""
 
 
+class SettleError(FidelityError, ValueError):
+    """A settle period that is no finite number of seconds >= 0."""
+
+
 class UnknownNameError(FidelityError, KeyError):
     """No tree, signaler type or action of that name (also a KeyError, as a failed lookup)."""
 

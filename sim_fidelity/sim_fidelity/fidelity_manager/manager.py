@@ -20,7 +20,7 @@ import numpy as np
 from ..simulator.errors import InvalidOperationError
 from ..simulator.protocol import Simulator
 from .config import FidelityConfig
-from .errors import ConfigError, UnknownNameError
+from .errors import ConfigError, SettleError, UnknownNameError
 from .helpers import HelperBank
 from .levels import LEVEL_DTYPE, Level, parse_level
 
@@ -109,6 +109,20 @@ class FidelityManager:
         names = tuple(self.trees.names[changed].tolist())
         return TickReport(t, self.counts(), names, time.perf_counter() - start)
 
+    def decision_point(self, settle: float) -> TickReport:
+        """The application decides in ``settle`` seconds of sim time: every signaler with a
+        refresh rule (paper 000: all packets HIGH at least once before every decision) applies it
+        until then, starting with a tick now."""
+        self._check_open()
+        if isinstance(settle, bool) or not isinstance(settle, (int, float)) or not (
+                0.0 <= settle < float("inf")):
+            raise SettleError(f"decision_point: the settle must be a finite number of seconds "
+                              f">= 0, got {settle!r}")
+        t = self.sim.time
+        for sig in self.signalers.values():
+            sig.refresh(t, float(settle))
+        return self.tick()
+
     def set_fidelity(self, patterns: str | Iterable[str], level: Level | str | int,
                      hold: bool = False) -> list[str]:
         """Put the trees matching ``patterns`` (full-match regexes) at ``level`` now.
@@ -154,6 +168,8 @@ class FidelityManager:
         if self.closed:
             return
         self.closed = True
+        for sig in self.signalers.values():
+            sig.close()
         if self.helpers is not None:
             self.helpers.restore_all()
 

@@ -8,6 +8,11 @@ Interfaces:
 * ``~/set_fidelity`` (SetFidelity): trees (names or regexes), level, MODE_HOLD or MODE_RELEASE;
 * ``~/get_fidelity`` (GetFidelity);
 * ``~/action`` (std_msgs/String): ``"<action> [<tree regex>]"`` forwarded to every action signaler;
+* ``~/decision`` (std_msgs/Float64): a decision point of the application, which decides after the
+  given settle (seconds of sim time): :meth:`~.manager.FidelityManager.decision_point` at once
+  (a tick with every refresh rule applied, e.g. all packets HIGH, until the settle has passed);
+* the command topic of every joint-command signaler (``/model/<model>/joint/<joint>/cmd_pos``,
+  std_msgs/Float64): what the robot is told, observed (requirement R4);
 * ``~/summary`` (FidelitySummary) every tick, ``/diagnostics`` once a second.
 
 The start state is the world's original lever state, asked of the simulator; leftovers of a
@@ -20,6 +25,8 @@ simulator that still answers after the budget ran out (slow static copies of Gaz
 not gone: the trees not restored are named and the exit code is 3. When no
 tick came for ``timeout`` seconds the node says once why: the simulator left the graph, or its
 time does not advance.
+The packet signaler's per-step stillness rule needs every physics step, which a simulator behind
+ROS does not show: the node counts stillness at its ticks instead and says so in one line at start.
 Parameters: ``node_parameters.FIDELITY_MANAGER``; the preset is checked against the config's
 presets before the simulator is contacted.
 """
@@ -42,7 +49,7 @@ class FidelityManagerNode:
     def __init__(self, node, manager, rate: float, sim, silence: float):
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-        from std_msgs.msg import String
+        from std_msgs.msg import Float64, String
 
         from sim_fidelity_interfaces.msg import FidelitySummary
         from sim_fidelity_interfaces.srv import GetFidelity, SetFidelity
@@ -61,6 +68,9 @@ class FidelityManagerNode:
         node.create_service(SetFidelity, "~/set_fidelity", self._set_fidelity, callback_group=group)
         node.create_service(GetFidelity, "~/get_fidelity", self._get_fidelity, callback_group=group)
         node.create_subscription(String, "~/action", self._on_action, 10, callback_group=group)
+        node.create_subscription(Float64, "~/decision", self._on_decision, 10,
+                                 callback_group=group)
+        self._observe_commands(group)
         node.create_timer(1.0 / rate, self._tick, callback_group=group)  # ROS time: follows /clock
         from rclpy.clock import Clock, ClockType
         node.create_timer(1.0, self._publish_diagnostics, callback_group=group,
@@ -131,6 +141,35 @@ class FidelityManagerNode:
                 self.node.get_logger().warning(f"action '{msg.data}': {e}")
         if not signalers:
             self.node.get_logger().warning("action announced but the config has no action signaler")
+
+    def _observe_commands(self, group) -> None:
+        """Subscribe every joint-command signaler that cannot read its command in process to the
+        joint's command topic."""
+        from std_msgs.msg import Float64
+
+        from .signalers.joint_command import JointCommandSignaler
+        for sig in self.manager.signalers.values():
+            if isinstance(sig, JointCommandSignaler) and sig.read is None:
+                self.node.create_subscription(Float64, sig.topic,
+                                              lambda msg, s=sig: s.observe(msg.data), 10,
+                                              callback_group=group)
+
+    def _on_decision(self, msg) -> None:
+        from ..simulator.errors import SimulatorError
+        from .errors import SettleError
+        with self.lock:
+            if self.manager.closed:
+                return
+            try:
+                report = self.manager.decision_point(msg.data)
+            except SettleError as e:  # a bad settle: say so, keep running
+                self.node.get_logger().warning(str(e))
+                return
+            except SimulatorError:
+                if self.stopping:
+                    return
+                raise
+        self.last_report = report
 
     def _say_why_silent(self) -> None:
         """One line when no tick came for ``silence`` seconds: the simulator gone or paused."""
@@ -234,6 +273,10 @@ def main(args: list[str] | None = None) -> int:
                         "written back")
         log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
                  f"{p['rate']:g} Hz of sim time")
+        for name, sig in manager.signalers.items():
+            if getattr(sig, "fallback", ""):
+                log.info(f"signaler '{name}': stillness counted in ticks, not physics steps: "
+                         f"{sig.fallback}")
         return lambda: restore(adapter, sim, log)
 
     return run_node("fidelity_manager", FIDELITY_MANAGER, start,

@@ -1,14 +1,19 @@
 """``simfid bench truck``: the truck-unloading benchmark of paper 000 (Sec. 5, Fig. 4, 6, 7).
 
-Every mode runs the same scenario with the same seeds (repeat ``r`` uses controller seed ``r``), one
-after the other in this process: ``hifi`` (manager off), ``hifi-sleep`` (manager off, MuJoCo's
-sleeping islands on), ``adfi-1/2/3`` (the presets of ``config/truck.yaml``). Reported per mode: the
+Every mode runs the same scenario with the same seeds (repeat ``r`` uses controller seed
+``first_seed + r``), one after the other in this process: ``hifi`` (manager off), ``hifi-sleep``
+(manager off, MuJoCo's sleeping islands on), ``adfi-1/2/3`` (the presets of ``config/truck.yaml``).
+``--still steps,ticks`` runs every manager mode once per stillness clock of the packet signaler
+(labels ``adfi-1/steps``, ``adfi-1/ticks``), side by side. The controller signals a decision
+point before each decision and waits :data:`~.controller.DECISION_SETTLE` in every mode (HiFi too,
+so the modes differ by the manager only); the manager refreshes then. Reported per mode: the
 real-time factor (sim time / wall time), packets unloaded and the unload rate (packets/hour) with
-their spread over repeats, the absolute percent error of the mean rate against ``hifi``, and the
-manager's time per tick and as a share of the physics step time.
+their spread over repeats, the absolute percent error of the mean rate against ``hifi``, the
+manager's time per tick and as a share of the physics step time, HIGH packets per tick and the
+packets lowered from HIGH per sim second.
 
     simfid bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-2,adfi-3 --duration 60 \\
-        --repeats 3 [--json] [--plots docs/img]
+        --repeats 3 [--still steps,ticks] [--first-seed 0] [--json] [--plots docs/img]
 """
 from __future__ import annotations
 
@@ -25,8 +30,8 @@ import mujoco
 import numpy as np
 
 from ..data import data_dir
-from ..fidelity_manager import FidelityManager
-from .controller import CONTROL_PERIOD, UnloadingController
+from ..fidelity_manager import FidelityConfig, FidelityManager, Level
+from .controller import CONTROL_PERIOD, DECISION_SETTLE, UnloadingController
 from .errors import TruckError
 from .robot import load_truck
 
@@ -36,23 +41,69 @@ CONFIG = data_dir("config") / "truck.yaml"
 SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
 TICK_PERIOD = 0.04  # s of sim time between manager ticks (a multiple of the control period)
 PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
+STILL_CLOCKS = ("steps", "ticks")  # the packet signaler's still_clock
+HIGH = int(Level.HIGH)
+
+
+def truck_config(still: str | None = None) -> FidelityConfig:
+    """``config/truck.yaml``, its packet signalers' ``still_clock`` set to ``still`` if given."""
+    config = FidelityConfig.load(CONFIG)
+    if still is not None:
+        for spec in config.signalers.values():
+            if spec["type"] == "packet":
+                spec["still_clock"] = still
+    return config
+
+
+class ManagerMeter:
+    """Wall time in the manager, and per tick the packets HIGH and those lowered from HIGH."""
+
+    def __init__(self, manager: FidelityManager):
+        self.manager = manager
+        packets = manager.signalers.get("packets")
+        self.rows = (np.array([manager.trees.index[t.name] for t in packets.trees], np.intp)
+                     if packets is not None else np.zeros(0, np.intp))
+        self.wall, self.ticks, self.high, self.lowered = 0.0, 0, 0, 0
+        self.hook = getattr(packets, "steps", None)  # the per-step stillness hook, if it runs
+        self.still_clock = getattr(packets, "still_clock", "")
+
+    def tick(self):
+        """One manager tick, measured."""
+        return self._measure(self.manager.tick)
+
+    def decision_point(self, settle: float):
+        """The manager's decision point, measured (the controller's ``decide``)."""
+        return self._measure(lambda: self.manager.decision_point(settle))
+
+    def _measure(self, call):
+        before = self.manager.levels[self.rows] == HIGH
+        report = call()
+        after = self.manager.levels[self.rows] == HIGH
+        self.wall += report.wall
+        self.ticks += 1
+        self.high += int(after.sum())
+        self.lowered += int((before & ~after).sum())
+        return report
 
 
 def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None,
-             tick_period: float = TICK_PERIOD) -> dict[str, Any]:
+             tick_period: float = TICK_PERIOD, still: str | None = None) -> dict[str, Any]:
     """One run of ``duration`` sim seconds, the manager ticked every ``tick_period`` (a multiple of
-    the control period); returns its measurements."""
+    the control period), stillness counted on the ``still`` clock (None: the config's); returns its
+    measurements."""
     preset, sleep = mode.removesuffix("-sleep"), mode.endswith("-sleep")
     sim, robot = load_truck(scenario, sleep=sleep)
-    manager = FidelityManager(sim, CONFIG, preset)
-    plungers = manager.signalers.get("plungers")
-    controller = UnloadingController(robot, plungers.announce if plungers else None, seed)
+    manager = FidelityManager(sim, truck_config(still), preset)
+    meter = ManagerMeter(manager)
+    controller = UnloadingController(robot, seed=seed, decide=meter.decision_point,
+                                     settle=DECISION_SETTLE)
     steps = max(1, int(round(CONTROL_PERIOD / sim.step_size)))
     tick_every = max(1, int(round(tick_period / CONTROL_PERIOD)))
-    step_wall = manager_wall = 0.0
-    ticks = periods = 0
+    step_wall = 0.0
+    periods = 0
     samples: list[dict[str, float]] = []
     window = (sim.time, 0.0, 0)
+    report = None
     with manager:
         start = time.perf_counter()
         reached = sim.time  # sim time before the last step (a divergence resets the clock)
@@ -64,10 +115,8 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
             step_wall += time.perf_counter() - t0
             periods += 1
             if periods % tick_every == 0:
-                report = manager.tick()
-                manager_wall += report.wall
-                ticks += 1
-            if sim.time - window[0] >= SAMPLE_PERIOD - 1e-9 and ticks:
+                report = meter.tick()
+            if sim.time - window[0] >= SAMPLE_PERIOD - 1e-9 and report is not None:
                 wall = time.perf_counter() - start
                 samples.append({"time": round(sim.time, 4),
                                 "rtf": (sim.time - window[0]) / max(wall - window[1], 1e-9),
@@ -78,15 +127,21 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
         wall = time.perf_counter() - start
         if not sim.divergences:
             reached = sim.time
+    hook_wall = meter.hook.wall if meter.hook is not None else 0.0
+    manager_wall, ticks, physics_steps = meter.wall + hook_wall, meter.ticks, periods * steps
     return {"mode": mode, "seed": seed, "sim_time": reached, "wall": wall,
             "rtf": reached / wall, "unloaded": robot.unloaded,
             "rate_per_hour": 3600.0 * robot.unloaded / reached,
             "packets": len(robot.packets),
             "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
             "picks": controller.stats.picks, "sweeps": controller.stats.sweeps,
-            "step_wall": step_wall, "manager_wall": manager_wall, "ticks": ticks,
-            "manager_us_per_tick": 1e6 * manager_wall / ticks,
-            "manager_overhead_pct": 100.0 * manager_wall / step_wall,
+            "still_clock": meter.still_clock,
+            "step_wall": step_wall - hook_wall, "manager_wall": manager_wall, "ticks": ticks,
+            "manager_us_per_tick": 1e6 * manager_wall / max(ticks, 1),
+            "manager_overhead_pct": 100.0 * manager_wall / max(step_wall - hook_wall, 1e-12),
+            "hook_us_per_step": 1e6 * hook_wall / max(physics_steps, 1),
+            "high_per_tick": meter.high / max(ticks, 1),
+            "lowered_per_s": meter.lowered / max(reached, 1e-9),
             "unstable_resets": int(sim.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number),
             "samples": samples,
             "phases": [[round(t, 3), p] for t, p in controller.stats.phases]}
@@ -109,7 +164,10 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
                      "unloaded_pct_mean": _mean(mine, "unloaded_pct"),
                      "rate_mean": float(rate.mean()), "rate_std": float(rate.std()),
                      "manager_us_per_tick": _mean(mine, "manager_us_per_tick"),
-                     "manager_overhead_pct": _mean(mine, "manager_overhead_pct")}
+                     "manager_overhead_pct": _mean(mine, "manager_overhead_pct"),
+                     "hook_us_per_step": _mean(mine, "hook_us_per_step"),
+                     "high_per_tick": _mean(mine, "high_per_tick"),
+                     "lowered_per_s": _mean(mine, "lowered_per_s")}
     if "hifi" in out:
         base = out["hifi"]
         for s in out.values():
@@ -122,7 +180,8 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
 
 def table(summary: dict[str, dict[str, float]]) -> str:
     head = (f"{'mode':12} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'% load':>6} "
-            f"{'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9}")
+            f"{'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9} "
+            f"{'hook us/step':>12} {'HIGH/tick':>9} {'lowered/s':>9}")
     lines = [head]
     for mode, s in summary.items():
         lines.append(f"{mode:12} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
@@ -131,7 +190,9 @@ def table(summary: dict[str, dict[str, float]]) -> str:
                      f"{s['unloaded_pct_mean']:6.1f} "
                      f"{s['rate_mean']:8.0f}+-{s['rate_std']:<6.0f}"
                      f"{s.get('rate_error_pct', float('nan')):6.1f} "
-                     f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f}")
+                     f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f} "
+                     f"{s['hook_us_per_step']:12.1f} {s['high_per_tick']:9.1f} "
+                     f"{s['lowered_per_s']:9.1f}")
     return "\n".join(lines)
 
 
@@ -198,27 +259,42 @@ def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Every mode on the same seeds through the sweep function ``truck`` (:func:`run_once`), in
+    this process; print the table (or JSON) and the plots written."""
     from tqdm import tqdm
+
+    from ..sweep.functions import call
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise TruckError(f"--modes: unknown mode(s) {', '.join(unknown)} "
                          f"(known: {', '.join(MODES)})")
-    seeds = list(range(args.repeats))
+    stills = [c.strip() for c in (args.still or "").split(",") if c.strip()]
+    wrong = [c for c in stills if c not in STILL_CLOCKS]
+    if wrong:
+        raise TruckError(f"--still: unknown clock(s) {', '.join(wrong)} "
+                         f"(known: {', '.join(STILL_CLOCKS)})")
+    # (label, mode, still clock): manager modes once per clock asked for, hifi modes once
+    plan = [(m if m.startswith("hifi") or len(stills) < 2 else f"{m}/{c}", m, c)
+            for m in modes for c in (stills or [None])[:1 if m.startswith("hifi") else None]]
+    seeds = list(range(args.first_seed, args.first_seed + args.repeats))
     runs = []
-    with tqdm(total=len(modes) * len(seeds) * args.duration, unit="sim s", file=sys.stderr,
+    with tqdm(total=len(plan) * len(seeds) * args.duration, unit="sim s", file=sys.stderr,
               disable=args.no_progress, bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} sim s "
               "[{elapsed}<{remaining}]") as bar:
         for seed in seeds:  # modes side by side on each seed, so load drifts hit them alike
-            for mode in modes:
-                bar.set_description(f"{args.scenario} {mode} seed {seed}")
-                runs.append(run_once(args.scenario, mode, seed, args.duration, bar,
-                                     args.tick_period))
-    summary = summarise(runs, modes)
+            for label, mode, still in plan:
+                bar.set_description(f"{args.scenario} {label} seed {seed}")
+                run_ = call("truck", {"scenario": args.scenario, "mode": mode, "seed": seed,
+                                      "duration": args.duration, "tick_period": args.tick_period,
+                                      "still": still}, progress=bar)
+                runs.append({**run_, "mode": label})
+    labels = [label for label, _, _ in plan]
+    summary = summarise(runs, labels)
     result = {"scenario": args.scenario, "duration": args.duration, "repeats": args.repeats,
-              "tick_period": args.tick_period,
-              "seeds": seeds, "modes": modes, "summary": summary, "runs": runs,
+              "tick_period": args.tick_period, "still": stills,
+              "seeds": seeds, "modes": labels, "summary": summary, "runs": runs,
               "machine": {"platform": platform.platform(), "python": platform.python_version(),
                           "processor": platform.processor()},
               "date": datetime.datetime.now().isoformat(timespec="seconds"),

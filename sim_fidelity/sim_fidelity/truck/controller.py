@@ -9,6 +9,13 @@ their sizes as perceived boxes) and chooses:
 * **sweep** otherwise: raise the arm, lower the nose onto the floor, drive into the low packets
   while the sweepers close, let the belts convey, back off.
 
+Before each decision the controller signals a *decision point* (``decide(settle)``: in process the
+fidelity manager's :meth:`~sim_fidelity.fidelity_manager.FidelityManager.decision_point`, over ROS a
+message its node sends) and waits ``settle`` seconds of sim time, holding its commands, so that the
+manager's all-HIGH refresh (paper 000: at least one before every decision) has acted before it
+looks. Nothing else flows between the two: the plungers' fidelity follows the ``plunger_extend``
+command (the manager observes it); announcing ``extend``/``retract`` is optional.
+
 Joint targets are ramped at per-joint speed limits; each move ends when the joints are there (or
 on its timeout). Controller noise (target jitter, dwell times) comes from ``seed``, so repeats of
 a run differ by seed while every fidelity mode sees the same seeds.
@@ -49,6 +56,7 @@ PICKABLE = 0.42  # m: the lowest cup row (tool at its lowest) still seizes packe
 MAX_REACH = 1.6  # m of arm_reach (joint limit)
 SWEEP_DEPTH = 1.0  # m: longest drive of one sweep
 STALL = (20.0, 40.0)  # s without an unloaded packet: escalate to level 1, then level 2
+DECISION_SETTLE = 0.1  # s of sim time between a decision point and the decision (bench, node)
 
 
 class UnloaderIO(Protocol):
@@ -102,9 +110,13 @@ class UnloadingController:
     """Drives an :class:`Unloader`; call :meth:`tick` every :data:`CONTROL_PERIOD` of sim time."""
 
     def __init__(self, robot: UnloaderIO, announce: Callable[[str], None] | None = None,
-                 seed: int = 0):
+                 seed: int = 0, decide: Callable[[float], object] | None = None,
+                 settle: float = 0.0):
         self.robot = robot
         self.announce = announce or (lambda action: None)
+        self.decide = decide or (lambda settle: None)
+        self.settle = settle
+        self._decide_at: float | None = None  # sim time of the pending decision
         self.rng = np.random.default_rng(seed)
         self.joints = list(MAX_SPEED)
         # model x = offset + drive
@@ -128,7 +140,7 @@ class UnloadingController:
         t = self.robot.time
         if self.robot.unloaded != self._unloaded_seen:
             self._unloaded_seen, self._progress_at = self.robot.unloaded, t
-        if self.move is None or self._move_done(t):
+        if (self.move is None or self._move_done(t)) and (self.queue or self._settled(t)):
             if not self.queue:
                 self.queue = self._plan()
             self.move = self.queue.pop(0)
@@ -141,10 +153,21 @@ class UnloadingController:
                 self.move.on_start()
         elapsed = CONTROL_PERIOD if self._last_tick is None else max(t - self._last_tick, 0.0)
         self._last_tick = t
+        speeds = self.move.speeds if self.move is not None else {}
         for j in self.joints:  # ramp every command towards its target
-            step = self.move.speeds.get(j, MAX_SPEED[j]) * elapsed
+            step = speeds.get(j, MAX_SPEED[j]) * elapsed
             self.cmd[j] += float(np.clip(self.target[j] - self.cmd[j], -step, step))
         self.robot.command(self.cmd)
+
+    def _settled(self, t: float) -> bool:
+        """At a decision point: signal it once, then True after ``settle`` seconds of sim time."""
+        if self._decide_at is None:
+            self._decide_at = t + self.settle
+            self.decide(self.settle)
+        if t < self._decide_at - 1e-9:
+            return False
+        self._decide_at = None
+        return True
 
     def _move_done(self, t: float) -> bool:
         m = self.move

@@ -7,9 +7,13 @@ The same :class:`~.controller.UnloadingController` as the in-process benchmark, 
   ``/model/<model>/suction/state`` (SuctionState) and ``/model/<model>/unloaded`` (UInt32); packet
   poses through ``get_states`` and packet sizes once through ``/get_entity_bounds``;
 * writes ``/model/<model>/joint/<joint>/cmd_pos`` (Float64), ``/model/<model>/suction/cmd`` (Bool)
-  and ``/model/<model>/suction/hold`` (Empty), and announces ``extend``/``retract`` on
-  ``action_topic`` (std_msgs/String), the fidelity manager's ``~/action``; publishes each move's
-  phase on ``~/phase`` (std_msgs/String).
+  and ``/model/<model>/suction/hold`` (Empty); publishes each move's phase on ``~/phase``
+  (std_msgs/String);
+* for the fidelity manager: before each decision, the settle it will wait (``decision_settle``
+  seconds of sim time, std_msgs/Float64) on ``decision_topic``, the manager's ``~/decision``
+  (empty: no decision points); with ``announce`` true, ``extend``/``retract`` on
+  ``action_topic`` (std_msgs/String), the manager's ``~/action``. Neither is needed for the
+  plungers: the manager observes the ``plunger_extend`` command itself.
 
 Ticks every control period of simulation time. On shutdown suction is switched off and the joints
 are held where they are. Parameters: ``node_parameters.UNLOADING_CONTROLLER``.
@@ -132,7 +136,7 @@ class RosUnloader:
 
 def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     """Connect to the simulator, then tick the controller every control period of sim time."""
-    from std_msgs.msg import String
+    from std_msgs.msg import Float64, String
 
     from ..ros_node import ParameterError
     from ..simulator.errors import SimulatorError
@@ -145,7 +149,13 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
         namespace=node.get_namespace()))
     sim.wait_for_server()
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])
-    actions = node.create_publisher(String, values["action_topic"], 10)
+    announce = decide = None
+    if values["announce"]:
+        actions = node.create_publisher(String, values["action_topic"], 10)
+        announce = lambda a: actions.publish(String(data=a))  # noqa: E731
+    if values["decision_topic"]:
+        decisions = node.create_publisher(Float64, values["decision_topic"], 10)
+        decide = lambda settle: decisions.publish(Float64(data=settle))  # noqa: E731
     phases = node.create_publisher(String, "~/phase", 10)
     state: dict[str, UnloadingController | int | bool] = {"phases": 0}
     log = node.get_logger()
@@ -164,7 +174,7 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
             if not robot.ready:
                 return
             controller = state["controller"] = UnloadingController(
-                robot, lambda a: actions.publish(String(data=a)), values["seed"])
+                robot, announce, values["seed"], decide, values["decision_settle"])
         controller.tick()
         for _, phase in controller.stats.phases[state["phases"]:]:
             phases.publish(String(data=phase))

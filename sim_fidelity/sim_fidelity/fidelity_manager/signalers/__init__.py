@@ -7,6 +7,7 @@ from ..errors import UnknownNameError
 from .action import ActionSignaler
 from .base import Param, Signaler
 from .distance import DistanceSignaler
+from .joint_command import JointCommandSignaler
 from .manual import ManualSignaler
 from .packet import ADFI_INFLATION, PacketSignaler
 from .schedule import ScheduleSignaler
@@ -17,6 +18,7 @@ BUILTIN: dict[str, type[Signaler]] = {
     "packet": PacketSignaler,
     "action": ActionSignaler,
     "distance": DistanceSignaler,
+    "joint_command": JointCommandSignaler,
     "manual": ManualSignaler,
     "schedule": ScheduleSignaler,
 }
@@ -40,5 +42,5 @@ def signaler_class(name: str) -> type[Signaler]:
 
 
 __all__ = ["ADFI_INFLATION", "BUILTIN", "ENTRY_POINT_GROUP", "ActionSignaler", "DistanceSignaler",
-           "ManualSignaler", "PacketSignaler", "Param", "ScheduleSignaler", "Signaler",
-           "signaler_class"]
+           "JointCommandSignaler", "ManualSignaler", "PacketSignaler", "Param", "ScheduleSignaler",
+           "Signaler", "signaler_class"]

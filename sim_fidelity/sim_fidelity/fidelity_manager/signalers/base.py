@@ -54,6 +54,12 @@ def _count(v: Any) -> int:
     return v
 
 
+def _name(v: Any) -> str:
+    if not isinstance(v, str) or not v:
+        raise ValueError(f"expected a non-empty name, got {v!r}")
+    return v
+
+
 def _vec3(v: Any) -> np.ndarray:
     if not isinstance(v, (list, tuple)) or len(v) != 3:
         raise ValueError(f"expected a list of 3 numbers, got {v!r}")
@@ -96,12 +102,21 @@ def _schedule(v: Any) -> list[tuple[float, Level, str]]:
     return sorted(rows, key=lambda r: r[0])
 
 
+def _choice(*options: str) -> Callable[[Any], str]:
+    def convert(v: Any) -> str:
+        if v not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {v!r}")
+        return v
+    return convert
+
+
 # kind -> converter; a converter raises ValueError saying what is wrong with the value, and
 # check_params turns it into a ParamError naming the parameter
 KINDS: dict[str, Callable[[Any], Any]] = {
     "float": _float, "nonneg": _nonneg, "int": _int, "count": _count, "level": parse_level,
+    "name": _name,
     "vec3": _vec3, "patterns": _patterns, "level_map": _level_map, "vec3_or_map": _vec3_or_map,
-    "schedule": _schedule,
+    "schedule": _schedule, "clock": _choice("steps", "ticks"),
 }
 
 
@@ -168,6 +183,17 @@ class Signaler(ABC):
         ``poses``/``twists`` are the rows of :meth:`state_entities`; ``current`` is the level each
         tree is at now (which may differ from this signaler's last output where a level is held).
         """
+
+    def refresh(self, t: float, settle: float) -> None:
+        """A decision of the application is due at sim time ``t + settle``: signalers with a
+        refresh rule (the packet signaler's all-HIGH) apply it from the next update until then.
+        Others have nothing to refresh."""
+        return None
+
+    def close(self) -> None:
+        """Release what the signaler holds in the simulator (step hooks); the manager calls it
+        on close."""
+        return None
 
     def _anchors(self) -> list[str]:
         """Anchor entity per tree; ParamError when a tree has none."""

@@ -4,15 +4,22 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
 
 1. A packet whose bounding box overlaps the robot's inflated box (partly inside) goes HIGH at once.
 2. A HIGH packet is lowered only when it is entirely outside the box *and* its linear and angular
-   speeds stayed below the thresholds for ``still_steps`` (2) consecutive ticks; it goes MEDIUM
-   (not dynamic, still colliding). Packets already below HIGH and outside stay below HIGH.
+   speeds stayed below the thresholds for ``still_steps`` (2) consecutive physics steps
+   (``still_clock: steps``, the paper's rule: a step hook of :mod:`.stillness` counts them for the
+   candidates, the HIGH packets outside the box at the last tick) or consecutive ticks
+   (``still_clock: ticks``, speeds sampled at ticks only). Where the simulator's steps cannot be
+   seen (over ROS) ``steps`` falls back to ``ticks``; :attr:`PacketSignaler.still_clock` says which
+   runs and :attr:`PacketSignaler.fallback` why. A lowered packet goes MEDIUM (not dynamic, still
+   colliding). Packets already below HIGH and outside stay below HIGH.
 3. When every HIGH packet lies entirely inside the box (so nothing dynamic inside can touch anything
    outside), all MEDIUM packets go LOW (not dynamic, not colliding); otherwise below-HIGH packets
    are MEDIUM, so a HIGH packet reaching out of the box still meets its neighbours. "HIGH" counts
    packets that are HIGH now (including ones held HIGH by the user, or lowered in this very tick)
    as well as those going HIGH: a batch being lowered passes through MEDIUM for one tick.
 4. Every ``refresh_interval`` seconds of sim time all packets go HIGH for ``settle_period``
-   seconds, so no physically unstable structure persists (0 disables).
+   seconds, so no physically unstable structure persists (0 disables); and before every decision
+   of the application (:meth:`PacketSignaler.refresh`, through the manager's
+   :meth:`~..manager.FidelityManager.decision_point`) for the settle period the application waits.
 
 The robot's box is the union of the AABBs of the robot entities (boxes of ``robot_half_extents``
 about each entity's pose, one size for all or per entity regex), inflated by ``inflation``
@@ -32,6 +39,7 @@ from ..errors import ParamError
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
 from .base import Param, Signaler, match_entities
+from .stillness import StepStillness, step_hook_unavailable
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
 HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
@@ -73,7 +81,10 @@ class PacketSignaler(Signaler):
                            "inflation of the robot box [m] (AdFi-1/2/3: 1.0/0.5/0.01)"),
         "linear_threshold": Param("nonneg", 0.01, "speed [m/s] below which a packet is still"),
         "angular_threshold": Param("nonneg", 0.05, "angular speed [rad/s] below which it is still"),
-        "still_steps": Param("count", 2, "consecutive still ticks before a packet is lowered"),
+        "still_steps": Param("count", 2, "consecutive still steps (or ticks) before a packet is "
+                             "lowered"),
+        "still_clock": Param("clock", "steps", "what still_steps counts: physics steps (the "
+                             "paper's rule; in process only) or manager ticks"),
         "refresh_interval": Param("nonneg", 0.0, "period [s] of the all-HIGH refresh (0: never)"),
         "settle_period": Param("nonneg", 0.1, "duration [s] of each all-HIGH refresh"),
     }
@@ -92,6 +103,18 @@ class PacketSignaler(Signaler):
         self._seen, self._lo, self._hi = np.full((n, 7), np.nan), np.empty((n, 3)), np.empty((n, 3))
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
+        self.refresh_due = False  # a decision point asked for a refresh at the next update
+        self.fallback = (step_hook_unavailable(sim, self.anchors)
+                         if params["still_clock"] == "steps" else "")
+        self.steps = (StepStillness(sim, self.anchors, params["linear_threshold"],
+                                    params["angular_threshold"])
+                      if params["still_clock"] == "steps" and not self.fallback else None)
+
+    @property
+    def still_clock(self) -> str:
+        """What stillness is counted in here: ``steps`` or ``ticks`` (``steps`` asked for but not
+        available falls back to ``ticks``)."""
+        return "ticks" if self.steps is None else "steps"
 
     def state_entities(self) -> list[str]:
         return self.robot + self.anchors
@@ -112,10 +135,10 @@ class PacketSignaler(Signaler):
         box_lo, box_hi, lo, hi = self.boxes(poses)
         touching = row_sums((hi > box_lo) & (lo < box_hi)) == 3
         inside = row_sums((lo >= box_lo) & (hi <= box_hi)) == 3
-        sq = twists[len(self.robot):] ** 2  # speeds compared, not squares (any threshold fits)
-        still = ((np.sqrt(row_sums(sq[:, :3])) < p["linear_threshold"])
-                 & (np.sqrt(row_sums(sq[:, 3:])) < p["angular_threshold"]))
-        self.still = np.where(still & ~touching, self.still + 1, 0)
+        if self.steps is None:
+            self.still = np.where(self._still_now(twists) & ~touching, self.still + 1, 0)
+        else:
+            self.still = np.where(touching, 0, self.steps.counts())
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
         dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
         levels = np.where(high, HIGH, LOW if inside[dynamic].all() else MEDIUM).astype(LEVEL_DTYPE)
@@ -123,6 +146,26 @@ class PacketSignaler(Signaler):
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
                                                           // p["refresh_interval"])
-        if t < self.refresh_until:
+        if t < self.refresh_until or self.refresh_due:
             levels[:] = HIGH
+            self.refresh_due = False
+        if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box
+            self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
         return levels
+
+    def _still_now(self, twists: np.ndarray) -> np.ndarray:
+        """Packets below both speed thresholds in the twists read at this tick."""
+        p = self.params
+        sq = twists[len(self.robot):] ** 2  # speeds compared, not squares (any threshold fits)
+        return ((np.sqrt(row_sums(sq[:, :3])) < p["linear_threshold"])
+                & (np.sqrt(row_sums(sq[:, 3:])) < p["angular_threshold"]))
+
+    def refresh(self, t: float, settle: float) -> None:
+        """All packets HIGH from the next update until sim time ``t + settle`` (at least for that
+        update, when ``settle`` is 0)."""
+        self.refresh_until = max(self.refresh_until, t + settle)
+        self.refresh_due = True
+
+    def close(self) -> None:
+        if self.steps is not None:
+            self.steps.close()
