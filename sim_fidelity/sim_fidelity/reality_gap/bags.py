@@ -4,9 +4,10 @@ Each bag is one run. Every topic the spec names is sampled on a common grid at
 ``sampling.rate_hz`` from the latest first message to the earliest last message of the state
 and action topics (bag receive time). State fields use ``sampling.interpolation`` (``hold``:
 the latest message at or before the sample time; ``linear``: interpolate between the two
-bracketing messages; bool fields are always held, angles are unwrapped first). Actions are
-commands in force, so they are always held. The reward of transition k is the sum (``mode:
-sum``) of the reward messages in (t_k, t_k+1], or the value held at t_k+1 (``mode: hold``).
+bracketing messages; bool fields are always held, angles and periodic fields are unwrapped
+first). Actions are commands in force, so they are always held. The reward of transition k
+is the sum (``mode: sum``) of the reward messages in (t_k, t_k+1], or the value held at t_k+1
+(``mode: hold``).
 """
 from __future__ import annotations
 
@@ -176,7 +177,7 @@ def _sample(topic_series, src: Source, grid: np.ndarray, interpolation: str) -> 
     if interpolation == "hold" or src.is_bool:
         return values[np.searchsorted(stamps, grid, side="right") - 1]
     ref = grid[0]
-    if src.convert not in ANGLES:
+    if src.convert not in ANGLES and not src.periodic:
         return np.interp((grid - ref) / 1e9, (stamps - ref) / 1e9, values)
     unwrapped = np.interp((grid - ref) / 1e9, (stamps - ref) / 1e9, np.unwrap(values))
     return (unwrapped + np.pi) % (2 * np.pi) - np.pi

@@ -20,6 +20,7 @@ from .errors import RealityGapError
 from .kernel_file import load_kernels
 from .kernels import Kernel
 from .spec import POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
+from .transitions import TURN, component_difference, unwrap_near, wrap_angle, wrap_states
 
 if TYPE_CHECKING:
     from ..simulator.sensor_values import SensorValueSetter
@@ -33,7 +34,10 @@ class KernelSet:
     The members of all kernels are stacked in kernel order, so the first member within reach
     belongs to the first active kernel. A grid over the weighted state components, cells as
     wide as the longest reach, lists for each cell the members within reach of any state in
-    it: a lookup computes distances to those only.
+    it: a lookup computes distances to those only. Along a periodic component (an angle that
+    wraps at +-pi) the grid has a whole number of cells round the circle, at least as wide as
+    the reach, and the cells on either side of the wrap are neighbours; with fewer than three
+    such cells the component is not gridded (one cell round the circle).
     """
 
     def __init__(self, kernels: list[Kernel], spec: Spec):
@@ -41,6 +45,7 @@ class KernelSet:
         self.spec = spec
         self.kernels = kernels
         self.weights = spec.weights
+        self.periodic = spec.periodic
         self.threshold = spec.activation_threshold
         sizes = np.array([len(k.members) for k in kernels], dtype=np.int64)
         self.members = np.vstack([k.members for k in kernels]).reshape(-1, d) if kernels \
@@ -53,23 +58,34 @@ class KernelSet:
         self.coef = np.array([k.transfer for k in kernels]).reshape(len(kernels), d, d + m + 1)
         self._axes = np.flatnonzero(self.weights > 0)
         reach = float(self.reach.max()) if len(self.reach) else 1.0
-        self._cell = reach / self.weights[self._axes]
-        self._key = [(int(a), 1.0 / c) for a, c in zip(self._axes, self._cell)]
+        cell = reach / self.weights[self._axes]
+        # cells round a periodic axis: as many as fit at least a reach wide; < 3 -> one
+        turns = np.where(self.periodic[self._axes], np.floor(TURN / cell), 0).astype(np.int64)
+        self._turns = np.where(turns >= 3, turns, np.where(self.periodic[self._axes], 1, 0))
+        self._cell = np.where(self._turns > 0, TURN / np.maximum(self._turns, 1), cell)
+        self._key = [(int(a), 1.0 / c, int(n)) for a, c, n in
+                     zip(self._axes, self._cell, self._turns)]
         self._index = self._grid()
         self._input = np.ones(d + m + 1)  # [s, u, 1], filled per lookup
+        self._any_periodic = bool(self.periodic.any())
 
     def _grid(self) -> dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Cell key -> (centres, reaches, owning kernels) of the members in that cell or a
         neighbouring one, in member order."""
         if not len(self.members):
             return {}
-        home = np.floor(self.members[:, self._axes] / self._cell).astype(np.int64)
+        home = self._cells(self.members[:, self._axes])
         offsets = np.stack(np.meshgrid(*[[-1, 0, 1]] * len(self._axes), indexing="ij"),
                            axis=-1).reshape(-1, len(self._axes))
         cells = (home[:, None, :] + offsets[None]).reshape(-1, len(self._axes))
+        turns = self._turns
+        cells = np.where(turns > 0, cells % np.maximum(turns, 1), cells)
         member = np.repeat(np.arange(len(self.members)), len(offsets))
+        # (cell, member) pairs once each: round a periodic axis two offsets may meet
+        pairs = np.unique(np.c_[cells, member], axis=0)
+        cells, member = pairs[:, :-1], pairs[:, -1]
         keys, inverse = np.unique(cells, axis=0, return_inverse=True)
-        order = np.argsort(inverse.ravel(), kind="stable")  # members ascending within a cell
+        order = np.lexsort((member, inverse.ravel()))  # members ascending within a cell
         bounds = np.searchsorted(inverse.ravel()[order], np.arange(len(keys) + 1))
         index = {}
         for i in range(len(keys)):
@@ -77,6 +93,12 @@ class KernelSet:
             index[tuple(keys[i].tolist())] = (self.members[near], self.reach[near],
                                               self.owner[near])
         return index
+
+    def _cells(self, values: np.ndarray) -> np.ndarray:
+        """Grid cells of the gridded components ``values`` ``(n, len(axes))``."""
+        wrapped = np.where(self._turns > 0, wrap_angle(values) + np.pi, values)
+        cells = np.floor(wrapped / self._cell).astype(np.int64)
+        return np.where(self._turns > 0, cells % np.maximum(self._turns, 1), cells)
 
     @classmethod
     def load(cls, path: str | Path) -> "KernelSet":
@@ -90,24 +112,30 @@ class KernelSet:
         """e_k(c_k(s)) for every kernel, ``(K,)``."""
         if not len(self.kernels):
             return np.zeros(0)
-        c = np.abs(self.members - np.asarray(state, float)) @ self.weights
+        c = component_difference(self.members, np.asarray(state, float), self.periodic) \
+            @ self.weights
         return np.exp(-0.5 * (np.minimum.reduceat(c, self.first) / self.sigma) ** 2)
 
     def lookup(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """(k, f_k(s, u)) for the first kernel active at ``state``; ``action`` continuous."""
         s = np.asarray(state, float)
         values = s.tolist()
-        near = self._index.get(tuple(math.floor(values[a] * inv) for a, inv in self._key))
+        near = self._index.get(tuple(
+            math.floor(values[a] * inv) if not n else
+            math.floor(((values[a] + math.pi) % TURN) * inv) % n for a, inv, n in self._key))
         if near is None:
             return None
         centres, reach, owner = near
-        within = np.abs(centres - s) @ self.weights < reach
+        within = component_difference(centres, s, self.periodic) @ self.weights < reach
         i = int(within.argmax())
         if not within[i]:
             return None
         k = int(owner[i])
         x = self._input
         x[:len(values)], x[len(values):-1] = s, np.ravel(action)
+        if self._any_periodic:
+            x[:len(values)] = unwrap_near(s, self.kernels[k].centre, self.periodic)
+            return k, wrap_states(self.coef[k] @ x, self.periodic)
         return k, self.coef[k] @ x
 
     def active(self, states: np.ndarray) -> np.ndarray:
@@ -120,7 +148,8 @@ class KernelSet:
         step = max(1, _BLOCK // max(1, self.members.size))
         for start in range(0, len(states), step):
             block = states[start:start + step]
-            within = np.abs(block[:, None, :] - self.members[None]) @ self.weights < self.reach
+            within = component_difference(block[:, None, :], self.members[None],
+                                          self.periodic) @ self.weights < self.reach
             first = within.argmax(axis=1)
             out[start:start + step] = np.where(within[np.arange(len(block)), first],
                                                self.owner[first], -1)

@@ -25,7 +25,16 @@ from .bags import History
 from .divergence import NodeTests, compare_nodes
 from .rollouts import Divergence, paired_rollouts
 from .spec import Spec
-from .transitions import Nodes, TransitionModel, common_states, distance, match_nodes
+from .transitions import (
+    Nodes,
+    TransitionModel,
+    common_states,
+    component_difference,
+    distance,
+    match_nodes,
+    unwrap_near,
+    wrap_states,
+)
 
 LINK = 2.0  # divergent nodes whose centres are within LINK * eps_c belong to one region
 
@@ -42,10 +51,14 @@ class Kernel:
     transfer: np.ndarray  # (d, d + m + 1): f_k(s, u) = W [s, u, 1]
     samples: int  # deployment transitions fitted
 
-    def predict(self, state: np.ndarray, action: np.ndarray) -> np.ndarray:
-        """f_k(s, u) for one state and continuous action (or rows of each)."""
-        s, u = np.atleast_2d(state), np.atleast_2d(action)
-        out = np.hstack([s, u, np.ones((len(s), 1))]) @ self.transfer.T
+    def predict(self, state: np.ndarray, action: np.ndarray,
+                periodic: np.ndarray | None = None) -> np.ndarray:
+        """f_k(s, u) for one state and continuous action (or rows of each). ``periodic`` marks
+        the components that wrap at +-pi: they enter the map within pi of the centre's and
+        leave it wrapped (the fit saw them so)."""
+        s = unwrap_near(np.atleast_2d(state), self.centre, periodic)
+        u = np.atleast_2d(action)
+        out = wrap_states(np.hstack([s, u, np.ones((len(s), 1))]) @ self.transfer.T, periodic)
         return out if np.ndim(state) == 2 else out[0]
 
 
@@ -110,7 +123,8 @@ def divergent_regions(nodes: Nodes, divergent: np.ndarray) -> np.ndarray:
     step = max(1, (1 << 22) // len(idx))
     reach = LINK * nodes.eps_c
     links = [np.nonzero(distance(centres[i:i + step, None, :], centres[None, :, :],
-                                 nodes.weights) < reach) for i in range(0, len(idx), step)]
+                                 nodes.weights, nodes.periodic) < reach)
+             for i in range(0, len(idx), step)]
     src = np.concatenate([a + i * step for i, (a, _) in enumerate(links)])
     dst = np.concatenate([b for _, b in links])
     comp = np.arange(len(idx))
@@ -133,7 +147,9 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
 
     n_rollouts = spec.rollouts if rollouts is None else rollouts
     pooled = np.vstack([sim.s, sim.s2, phy.s, phy.s2])
-    nodes, ids = match_nodes(pooled, spec.weights, spec.eps_c, progress=bar("matching states"))
+    periodic = spec.periodic
+    nodes, ids = match_nodes(pooled, spec.weights, spec.eps_c, progress=bar("matching states"),
+                             periodic=periodic)
     ns, npy = len(sim), len(phy)
     sim_src, phy_src = ids[:ns], ids[2 * ns:2 * ns + npy]
     p_sim = TransitionModel.estimate(sim_src, sim.a, ids[ns:2 * ns], len(nodes), spec.n_actions)
@@ -158,24 +174,27 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
                                                              len(spec.action) + 1))])
     everywhere = identity  # the simulation's response over all its data: the regions' prior
     if ns:
-        everywhere = fit_transfer(np.hstack([sim.s, sim.u]), sim.s2, identity, spec.ridge, scale)
+        everywhere = fit_transfer(np.hstack([sim.s, sim.u]), unwrap_near(sim.s2, sim.s, periodic),
+                                  identity, spec.ridge, scale)
     kernels, immaterial = [], 0
     for label, group in groups.items():
         in_sim, in_phy = region[sim_src] == label, region[phy_src] == label
         if in_phy.sum() < spec.min_samples:
             continue
+        at = np.bincount([d.node for d in group]).argmax()
+        centre = nodes.centres[at]
         prior = everywhere
         if in_sim.any():
-            prior = fit_transfer(np.hstack([sim.s[in_sim], sim.u[in_sim]]), sim.s2[in_sim],
-                                 everywhere, spec.ridge, scale)
-        x = np.hstack([phy.s[in_phy], phy.u[in_phy]])
-        transfer = fit_transfer(x, phy.s2[in_phy], prior, spec.ridge, scale)
+            prior = fit_transfer(*_fit_data(sim, in_sim, centre, periodic), everywhere,
+                                 spec.ridge, scale)
+        x, y = _fit_data(phy, in_phy, centre, periodic)
+        transfer = fit_transfer(x, y, prior, spec.ridge, scale)
         design = np.hstack([x, np.ones((len(x), 1))])
-        if (np.abs(design @ (transfer - prior).T) @ spec.weights).mean() < spec.eps_c / 2:
+        moved = component_difference(design @ transfer.T, design @ prior.T, periodic)
+        if (moved @ spec.weights).mean() < spec.eps_c / 2:
             immaterial += 1
             continue
-        at = np.bincount([d.node for d in group]).argmax()
-        kernels.append(Kernel(centre=nodes.centres[at].copy(),
+        kernels.append(Kernel(centre=centre.copy(),
                               members=nodes.centres[region == label].copy(), sigma=spec.sigma,
                               divergence=_mean_distribution(group), support=len(group),
                               transfer=transfer, samples=int(in_phy.sum())))
@@ -186,6 +205,14 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
                       len(divergences), len(groups), len(kernels),
                       len(groups) - len(kernels) - immaterial, immaterial)
     return Generation(kernels, summary, nodes, tests)
+
+
+def _fit_data(h: History, rows: np.ndarray, centre: np.ndarray,
+              periodic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs [s, u] and targets s' of ``rows`` for a kernel's fit, periodic components
+    unwrapped about the kernel's centre (s) and about s (s'), so the linear fit sees no wrap."""
+    s = unwrap_near(h.s[rows], centre, periodic)
+    return np.hstack([s, h.u[rows]]), unwrap_near(h.s2[rows], s, periodic)
 
 
 def _mean_distribution(group: list[Divergence]) -> tuple[float, float]:

@@ -72,7 +72,8 @@ def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
         current[pairs[ended]] = -1
         pairs, sim_edge, out_p = pairs[~ended], sim_edge[~ended], out_p[~ended]
         out_s = sim.dst[sim_edge]
-        differ = distance(nodes.centres[out_s], nodes.centres[out_p], nodes.weights) > nodes.eps_c
+        differ = distance(nodes.centres[out_s], nodes.centres[out_p], nodes.weights,
+                          nodes.periodic) > nodes.eps_c
         current[pairs[~differ]] = out_s[~differ]
         pairs, sim_edge, out_p = pairs[differ], sim_edge[differ], out_p[differ]
         prev_p = real.nodes[pairs, t]

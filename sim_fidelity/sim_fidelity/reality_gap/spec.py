@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class Source:
     convert: str | None = None  # one of CONVERSIONS
     is_bool: bool = False  # bool fields are always sampled with hold
     origin: GeoPoint | None = None  # the ENU plane of a GEODETIC conversion
+    periodic: bool = False  # an angle in radians that wraps at +-pi (state components only)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ class Spec:
     @property
     def state_names(self) -> list[str]:
         return [s.name for s in self.state]
+
+    @property
+    def periodic(self) -> np.ndarray:
+        """``(d,)`` bool: the state components declared ``periodic`` (angles wrapping at +-pi)."""
+        return np.array([s.periodic for s in self.state], dtype=bool)
 
     @property
     def action_names(self) -> list[str]:
@@ -222,6 +228,29 @@ def _source(where: str, entry: Any, label: str, allow_convert: bool = True,
                   convert=convert, is_bool=leaf == "bool", origin=origin)
 
 
+def _periodic(where: str, entry: dict, src: Source, label: str) -> Source:
+    """``src`` with the entry's ``periodic`` flag, checked: a YAML boolean, only on a component
+    that is an angle in radians able to wrap at +-pi (roll, yaw, or a plain numeric field)."""
+    flag = entry.get("periodic", False)
+    if not isinstance(flag, bool):
+        raise _fail(where, f"{label} '{src.name}': 'periodic' must be true or false, got "
+                    f"{flag!r}", topic=src.topic, field=src.field)
+    if not flag:
+        return src
+    what = None
+    if src.is_bool:
+        what = "a bool"
+    elif src.convert == "pitch":
+        what = "pitch, which lies in [-pi/2, pi/2] and never wraps"
+    elif src.convert in GEODETIC:
+        what = f"'{src.convert}', a distance in metres"
+    if what:
+        raise _fail(where, f"{label} '{src.name}': 'periodic' is for angles in radians that wrap "
+                    f"at +-pi (convert roll or yaw, or a numeric field); this one is {what}",
+                    topic=src.topic, field=src.field)
+    return replace(src, periodic=True)
+
+
 def _action_grid(where: str, entry: dict, src: Source) -> tuple[np.ndarray, np.ndarray | None]:
     has_values, has_bins = "values" in entry, "bins" in entry
     if has_values == has_bins:
@@ -262,8 +291,8 @@ def _parse(raw: Any, where: str) -> Spec:
     if not isinstance(states, list) or not states:
         raise _fail(where, "'state' must be a non-empty list of fields")
     origins = _origins(where, raw.get("origins"))
-    state = tuple(_source(where, e, f"state[{i}]", origins=origins)
-                  for i, e in enumerate(states))
+    state = tuple(_periodic(where, e, _source(where, e, f"state[{i}]", origins=origins),
+                            f"state[{i}]") for i, e in enumerate(states))
     weights = np.array([_number(where, e, "weight", positive=False) if "weight" in e else 1.0
                         for e in states])
     if np.any(weights < 0) or not np.any(weights > 0):
@@ -273,6 +302,10 @@ def _parse(raw: Any, where: str) -> Spec:
         raise _fail(where, "'action' must be a non-empty list of fields")
     action = tuple(_source(where, e, f"action[{i}]", allow_convert=False)
                    for i, e in enumerate(actions))
+    for i, e in enumerate(actions):
+        if "periodic" in e:
+            raise _fail(where, f"action[{i}]: 'periodic' is for state components (actions are "
+                        "binned or listed values)", topic=action[i].topic, field=action[i].field)
     grids = [_action_grid(where, e, s) for e, s in zip(actions, action)]
     for label, group in (("state", state), ("action", action)):
         names = [s.name for s in group]
@@ -319,7 +352,8 @@ def _parse(raw: Any, where: str) -> Spec:
     norm.update({
         "state": [{"name": s.name, "topic": s.topic, "type": s.type, "field": s.field,
                    **({"convert": s.convert} if s.convert else {}),
-                   **({"origin": e["origin"]} if s.origin else {}), "weight": float(w)}
+                   **({"origin": e["origin"]} if s.origin else {}),
+                   **({"periodic": True} if s.periodic else {}), "weight": float(w)}
                   for s, w, e in zip(state, weights, states)],
         "action": [{"name": a.name, "topic": a.topic, "type": a.type, "field": a.field,
                     **({"values": g.tolist()} if e is None else {"bins": e.tolist()})}

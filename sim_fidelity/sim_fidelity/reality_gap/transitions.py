@@ -5,6 +5,10 @@ leader within ``c(s, leader) < eps_c`` (eq. 8), otherwise it founds a new node (
 clustering over the unique states in sorted order, so the result does not depend on which side
 or bag came first). Every state then belongs to its nearest leader, and a node's centre is the
 mean of its members. Transitions (s, a, s') become edges (node, action, node).
+
+A state component the spec declares ``periodic`` is an angle in radians with period 2 pi: it is
+wrapped into [-pi, pi), its difference in c(s, s') is the shorter way round the circle, and a
+node's centre takes the circular mean of its members there.
 """
 from __future__ import annotations
 
@@ -15,25 +19,82 @@ from typing import Callable, Iterable
 import numpy as np
 
 _BLOCK = 1 << 22  # elements per distance block (32 MB of float64)
+TURN = 2.0 * np.pi  # the period of a periodic state component (an angle in radians)
 
 
-def distance(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """c(s, s') = sum_i w_i |s_i - s'_i|, broadcast over leading axes."""
-    return np.abs(np.asarray(a, float) - np.asarray(b, float)) @ weights
+def wrap_angle(x: np.ndarray) -> np.ndarray:
+    """Angles in [-pi, pi)."""
+    return (np.asarray(x, float) + np.pi) % TURN - np.pi
 
 
-def _nearest(points: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index of, and L1 distance to, the nearest centre for each point (blocked over points)."""
+def periodic_mask(periodic: np.ndarray | None, d: int) -> np.ndarray:
+    """``periodic`` as a boolean ``(d,)`` mask (None: no component is periodic)."""
+    return np.zeros(d, dtype=bool) if periodic is None else np.asarray(periodic, dtype=bool)
+
+
+def wrap_states(states: np.ndarray, periodic: np.ndarray | None) -> np.ndarray:
+    """A copy of ``states`` (rows) with the periodic components wrapped into [-pi, pi)."""
+    out = np.array(states, dtype=float)
+    mask = periodic_mask(periodic, out.shape[-1])
+    out[..., mask] = wrap_angle(out[..., mask])
+    return out
+
+
+def unwrap_near(states: np.ndarray, reference: np.ndarray,
+                periodic: np.ndarray | None) -> np.ndarray:
+    """``states`` with each periodic component moved by whole turns to within pi of
+    ``reference``'s (reference + the shorter signed difference), so a linear map about the
+    reference sees no jump at the wrap."""
+    out = np.array(states, dtype=float)
+    mask = periodic_mask(periodic, out.shape[-1])
+    if mask.any():
+        ref = np.broadcast_to(np.asarray(reference, float), out.shape)[..., mask]
+        out[..., mask] = ref + wrap_angle(out[..., mask] - ref)
+    return out
+
+
+def component_difference(a: np.ndarray, b: np.ndarray,
+                         periodic: np.ndarray | None = None) -> np.ndarray:
+    """|s_i - s'_i| per component, the shorter way round for periodic ones."""
+    diff = np.abs(np.asarray(a, float) - np.asarray(b, float))
+    mask = periodic_mask(periodic, diff.shape[-1])
+    if mask.any():
+        turned = diff[..., mask] % TURN
+        diff[..., mask] = np.minimum(turned, TURN - turned)
+    return diff
+
+
+def distance(a: np.ndarray, b: np.ndarray, weights: np.ndarray,
+             periodic: np.ndarray | None = None) -> np.ndarray:
+    """c(s, s') = sum_i w_i |s_i - s'_i|, broadcast over leading axes; periodic components
+    count their difference the shorter way round."""
+    return component_difference(a, b, periodic) @ weights
+
+
+def _l1(points: np.ndarray, centre: np.ndarray, period: np.ndarray) -> np.ndarray:
+    """L1 distance of ``points`` ``(n, d)`` to one ``centre`` ``(d,)`` in scaled units, where
+    ``period`` (``(d,)``, 0 for a non-periodic component) is a periodic component's period."""
+    diff = np.abs(points - centre)
+    return np.where(period > 0, np.minimum(diff, period - diff), diff).sum(axis=1)
+
+
+def _nearest(points: np.ndarray, centres: np.ndarray,
+             period: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Index of, and L1 distance to, the nearest centre for each point (blocked over points).
+    Points and centres are in scaled units, periodic components (``period`` > 0) wrapped into
+    one period."""
     n, k = len(points), len(centres)
     idx, dist = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
     if k == 0:
         return idx, dist
+    period = np.zeros(points.shape[1]) if period is None else period
     step = max(1, _BLOCK // k)
     for start in range(0, n, step):
         block = points[start:start + step]
         d = np.zeros((len(block), k))
         for j in range(points.shape[1]):
-            d += np.abs(block[:, j, None] - centres[None, :, j])
+            diff = np.abs(block[:, j, None] - centres[None, :, j])
+            d += np.minimum(diff, period[j] - diff) if period[j] > 0 else diff
         idx[start:start + step] = d.argmin(axis=1)
         dist[start:start + step] = d[np.arange(len(block)), idx[start:start + step]]
     return idx, dist
@@ -46,15 +107,22 @@ class Nodes:
     centres: np.ndarray  # (K, d)
     weights: np.ndarray  # (d,)
     eps_c: float
+    periodic: np.ndarray | None = None  # (d,) bool: components that wrap at +-pi
+
+    def __post_init__(self) -> None:
+        self.periodic = periodic_mask(self.periodic, len(self.weights))
 
     def __len__(self) -> int:
         return len(self.centres)
 
 
-def _nearest_in_window(points: np.ndarray, centres: np.ndarray, axis: int,
-                      block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
-    """Like :func:`_nearest` for points and centres both sorted along ``axis``, looking only at
-    centres within 1 along ``axis`` of each block: exact wherever the nearest distance is < 1."""
+def _nearest_in_window(points: np.ndarray, centres: np.ndarray, axis: int | None,
+                       period: np.ndarray, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`_nearest` for points and centres both sorted along ``axis`` (a non-periodic
+    component), looking only at centres within 1 along ``axis`` of each block: exact wherever
+    the nearest distance is < 1. ``axis`` None: every centre is looked at."""
+    if axis is None:
+        return _nearest(points, centres, period)
     n = len(points)
     idx, dist = np.zeros(n, dtype=np.int64), np.full(n, np.inf)
     keys = centres[:, axis]
@@ -63,51 +131,70 @@ def _nearest_in_window(points: np.ndarray, centres: np.ndarray, axis: int,
         lo = np.searchsorted(keys, chunk[0, axis] - 1.0, side="left")
         hi = np.searchsorted(keys, chunk[-1, axis] + 1.0, side="right")
         if hi > lo:
-            i, d = _nearest(chunk, centres[lo:hi])
+            i, d = _nearest(chunk, centres[lo:hi], period)
             idx[start:start + block], dist[start:start + block] = i + lo, d
     return idx, dist
 
 
+def _centres(unique: np.ndarray, members: np.ndarray, counts: np.ndarray,
+             periodic: np.ndarray) -> np.ndarray:
+    """Each node's mean of its members; the circular mean in periodic components."""
+    centres = np.zeros((len(counts), unique.shape[1]))
+    np.add.at(centres, members, unique)
+    centres /= counts[:, None]
+    if periodic.any():
+        angles = unique[:, periodic]
+        sin, cos = (np.zeros((len(counts), int(periodic.sum()))) for _ in range(2))
+        np.add.at(sin, members, np.sin(angles))
+        np.add.at(cos, members, np.cos(angles))
+        centres[:, periodic] = wrap_angle(np.arctan2(sin, cos))
+    return centres
+
+
 def match_nodes(states: np.ndarray, weights: np.ndarray, eps_c: float,
-                progress: Callable[[Iterable], Iterable] | None = None
-                ) -> tuple[Nodes, np.ndarray]:
+                progress: Callable[[Iterable], Iterable] | None = None,
+                periodic: np.ndarray | None = None) -> tuple[Nodes, np.ndarray]:
     """Cluster ``states`` ``(n, d)`` into nodes; returns the nodes and each state's node id.
 
     Works in scaled units u = s w / eps_c, where c < eps_c is an L1 distance < 1. Unique states
-    are visited sorted along the axis of widest spread, so leaders come out sorted too and each
-    block of states is compared only with the leaders within 1 along that axis.
-    ``progress`` wraps the block iterator (e.g. ``tqdm``) when given.
+    are visited sorted along the non-periodic axis of widest spread, so leaders come out sorted
+    too and each block of states is compared only with the leaders within 1 along that axis
+    (if every component is periodic, with all leaders). ``periodic`` (``(d,)`` bool) marks the
+    components that wrap at +-pi. ``progress`` wraps the block iterator (e.g. ``tqdm``).
     """
-    scale = np.asarray(weights, float) / eps_c
-    unique, inverse = np.unique(np.asarray(states, float), axis=0, return_inverse=True)
+    weights = np.asarray(weights, float)
+    periodic = periodic_mask(periodic, len(weights))
+    scale = weights / eps_c
+    period = np.where(periodic, TURN * scale, 0.0)
+    unique, inverse = np.unique(wrap_states(states, periodic), axis=0, return_inverse=True)
     inverse = inverse.ravel()
     scaled = unique * scale
-    axis = int(np.ptp(scaled, axis=0).argmax())
-    order = np.argsort(scaled[:, axis], kind="stable")
+    spread = np.where(periodic, -np.inf, np.ptp(scaled, axis=0))
+    axis = None if periodic.all() else int(spread.argmax())
+    order = np.argsort(scaled[:, axis], kind="stable") if axis is not None \
+        else np.arange(len(scaled))
     points = scaled[order]
     leaders = np.empty((0, points.shape[1]))
     block = 4096
     starts = range(0, len(points), block)
     for start in (progress(starts) if progress else starts):
         chunk = points[start:start + block]
-        _, near = _nearest_in_window(chunk, leaders, axis)
+        _, near = _nearest_in_window(chunk, leaders, axis, period)
         rest = chunk[near >= 1.0]
         fresh = []
         while len(rest):
             fresh.append(rest[0])
-            rest = rest[np.abs(rest - rest[0]).sum(axis=1) >= 1.0]
+            rest = rest[_l1(rest, rest[0], period) >= 1.0]
         if fresh:
             leaders = np.vstack([leaders, fresh])
-    members_sorted, _ = _nearest_in_window(points, leaders, axis)
+    members_sorted, _ = _nearest_in_window(points, leaders, axis, period)
     members = np.empty_like(members_sorted)
     members[order] = members_sorted
     counts = np.bincount(members, minlength=len(leaders))
     relabel = np.cumsum(counts > 0) - 1
     members = relabel[members]
-    sums = np.zeros((int((counts > 0).sum()), points.shape[1]))
-    np.add.at(sums, members, unique)
-    centres = sums / counts[counts > 0][:, None]
-    return Nodes(centres, np.asarray(weights, float), float(eps_c)), members[inverse]
+    centres = _centres(unique, members, counts[counts > 0], periodic)
+    return Nodes(centres, weights, float(eps_c), periodic), members[inverse]
 
 
 @dataclass
