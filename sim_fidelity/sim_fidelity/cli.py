@@ -16,7 +16,7 @@ import time
 from .errors import SimFidelityError
 
 # simfid <command> ...: the modules under sim_fidelity.commands, in --help order.
-COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct", "record", "render")
+COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct", "record", "render", "sweep")
 # simfid <group> <member> ...: each member is the module commands.<group>_<member>.
 GROUPS = {
     "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics",

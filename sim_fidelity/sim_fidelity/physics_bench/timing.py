@@ -6,11 +6,14 @@ MuJoCo's own engine thread pool (``mju_threadpool``: collision detection and the
 across islands within one ``mj_step``; 0 = no pool). Only the step is timed (``engine.step``, the
 ``UpdatePhysics`` equivalent), never loading or reading state. Trials run interleaved (trial 1 of
 every setting, then trial 2, ...) so that a change in the machine's load spreads over all settings.
+One trial of one setting is the sweep function ``physics`` (:func:`trial`): ``simfid bench
+physics`` runs the trials here in turn, ``simfid sweep`` runs them on Ray.
 """
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
@@ -56,6 +59,19 @@ def time_steps(engine: MujocoEngine, steps: int, batch: int = 1) -> np.ndarray:
     return out * (1e-9 / batch)
 
 
+def trial(world: str | Path, mode: str, threads: int, trial: int, duration: float,
+          batch: int = 1) -> dict[str, float]:
+    """The sweep function ``physics``: one trial of one setting; the per-trial step-time
+    statistics (seconds) and the 1-minute load average before it (``trial`` only numbers it)."""
+    engine = make_engine(Path(world), mode, threads)
+    steps = int(round(duration / engine.step_size))
+    load = os.getloadavg()[0]
+    series = time_steps(engine, steps, batch)
+    if isinstance(engine, IslandParallelEngine):
+        engine.close()
+    return {**asdict(trial_times(series)), "load_avg_1min": load}
+
+
 def run_trials(world: Path, modes: list[str], threads: list[int], trials: int, duration: float,
                batch: int = 1, progress: Callable[[str], None] | None = None
                ) -> tuple[dict[str, dict[int, list[TrialTimes]]], list[float]]:
@@ -63,20 +79,18 @@ def run_trials(world: Path, modes: list[str], threads: list[int], trials: int, d
     before each trial (the machine is shared)."""
     if trials < 1 or duration <= 0:
         raise TimingError(f"need trials >= 1 and duration > 0, got {trials}, {duration}")
+    from ..sweep.functions import call
+
     out: dict[str, dict[int, list[TrialTimes]]] = {m: {k: [] for k in threads} for m in modes}
     loads = []
-    for trial in range(trials):
+    for n in range(trials):
         for mode in modes:
             for k in threads:
-                engine = make_engine(world, mode, k)
-                steps = int(round(duration / engine.step_size))
-                loads.append(os.getloadavg()[0])
-                series = time_steps(engine, steps, batch)
-                if isinstance(engine, IslandParallelEngine):
-                    engine.close()
-                out[mode][k].append(trial_times(series))
+                row = call("physics", {"world": str(world), "mode": mode, "threads": k,
+                                       "trial": n, "duration": duration, "batch": batch})
+                loads.append(row.pop("load_avg_1min"))
+                out[mode][k].append(TrialTimes(**row))
                 if progress:
-                    t = out[mode][k][-1]
-                    progress(f"trial {trial + 1}/{trials} {mode} {k} threads: mean "
-                             f"{t.mean * 1e3:.4f} ms, min {t.min * 1e3:.4f} ms")
+                    progress(f"trial {n + 1}/{trials} {mode} {k} threads: mean "
+                             f"{row['mean'] * 1e3:.4f} ms, min {row['min'] * 1e3:.4f} ms")
     return out, loads
