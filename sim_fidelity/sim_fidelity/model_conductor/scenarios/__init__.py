@@ -1,0 +1,3 @@
+"""The conductor's scenarios of paper 003 (Sec. 4.2-4.4, Table 2): recorded grasp-and-drop and
+insertion executions, the ensemble's models (in-hand model, grasp monitor, SPU connector), three
+single-simulation baselines and the replays that compare them."""
