@@ -73,7 +73,9 @@ class Summary:
     nodes: int
     branching_sim: float  # mean distinct successors per node with transitions
     branching_phy: float
-    common_states: int
+    common_states: int  # nodes in S_0 (with transitions on both sides)
+    common_samples_sim: int  # sampled states s of the side's transitions whose node is in S_0
+    common_samples_phy: int
     tested_nodes: int  # nodes with an action observed on both sides
     divergent_nodes: int  # declared divergent at the false-discovery rate
     rollouts: int
@@ -200,7 +202,9 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
                               transfer=transfer, samples=int(in_phy.sum())))
     kernels.sort(key=lambda k: -k.support)  # stable: ties keep discovery order
     summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
-                      p_sim.branching(), p_phy.branching(), len(starts), int(tests.tested.sum()),
+                      p_sim.branching(), p_phy.branching(), len(starts),
+                      int(np.isin(sim_src, starts).sum()), int(np.isin(phy_src, starts).sum()),
+                      int(tests.tested.sum()),
                       int(tests.divergent.sum()), n_rollouts if len(starts) else 0,
                       len(divergences), len(groups), len(kernels),
                       len(groups) - len(kernels) - immaterial, immaterial)

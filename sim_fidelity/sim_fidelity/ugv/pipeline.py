@@ -155,8 +155,9 @@ def report(o: Outcome) -> str:
              f"seed {o.seed}", "",
              f"transitions  sim {s.transitions_sim}, deployment {s.transitions_phy} "
              "(paper: 951 / 942)",
-             f"common states {s.common_states} (paper: 882); divergent nodes "
-             f"{s.divergent_nodes} of {s.tested_nodes} tested",
+             f"common states {s.common_states} nodes, holding {s.common_samples_sim} sim and "
+             f"{s.common_samples_phy} deployment states (paper: 882 states)",
+             f"divergent nodes {s.divergent_nodes} of {s.tested_nodes} tested",
              f"roll-outs    {s.rollouts}, divergences {s.divergences}",
              f"kernels      {s.kernels} (paper: 15); {s.dropped} dropped, {s.immaterial} "
              "immaterial",
