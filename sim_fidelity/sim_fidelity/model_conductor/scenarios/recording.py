@@ -26,7 +26,7 @@ and what happened in the "real" world, for reference only).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from ...world_generators import conductor_scenarios as cs
 from ...world_generators import ur5e_hand3 as arm
 from ...world_generators.conductor_motion import ArmIK
 from ..data_sources import DataMessage, action, joint_state, write_recording
+from ..errors import ConductorError
 from .plan import Execution, plan_executions
 from .predicates import ball_in_container
 
@@ -53,6 +54,8 @@ GRASP_GAP = 0.006  # m between the palm and the object
 TRACKING_SIGMA, TRACKING_TAU = 5e-4, 0.15  # rad, s: the controller's smooth tracking deviation
 POSITION_NOISE, EFFORT_NOISE = 2e-4, 0.01  # rad, N m: sensor noise
 SOFT_TORSION, SOFT_ROLLING = 0.02, 0.002  # the real fingers' patch friction (m)
+SIDECAR_KEYS = ("name", "kind", "variant", "scene", "label", "plan", "bag", "initial_joints",
+                "duration")
 INSERT_START = np.array([-0.12, -0.12, 1.02])
 IK_SEED = np.array([1.0, -1.2, 2.6, -1.4, 1.0, 0.0])  # elbow up, the hand toward -y
 
@@ -295,15 +298,20 @@ def _name_seed(seed: int, name: str) -> np.random.SeedSequence:
 
 
 def record_all(out: str | Path, seed: int = 0, grasps: int = 10, insertions: int = 5,
-               only: Sequence[str] | None = None) -> list[dict[str, Any]]:
+               only: Sequence[str] | None = None,
+               progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Plan and record a data set into ``out`` (``only``: just these execution names); writes
-    ``executions.yaml`` (the list of sidecars) and returns it."""
+    ``executions.yaml`` (the list of sidecars) and returns the sidecars."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ik = HandIK()
     executions = [ex for ex in plan_executions(seed, grasps, insertions)
                   if only is None or ex.name in only]
-    sidecars = [record_execution(ex, out, seed, ik) for ex in executions]
+    sidecars = []
+    for ex in executions:
+        sidecars.append(record_execution(ex, out, seed, ik))
+        if progress is not None:
+            progress(f"recorded {ex.name} ({ex.kind}, {ex.variant})")
     (out / "executions.yaml").write_text(yaml.safe_dump(
         {"seed": seed, "executions": [s["name"] for s in sidecars]}, sort_keys=False))
     return sidecars
@@ -311,4 +319,22 @@ def record_all(out: str | Path, seed: int = 0, grasps: int = 10, insertions: int
 
 def load_sidecar(path: str | Path) -> dict[str, Any]:
     """A recording's sidecar YAML."""
-    return yaml.safe_load(Path(path).read_text())
+    path = Path(path)
+    if not path.is_file():
+        raise ConductorError(f"recording sidecar '{path}' does not exist")
+    data = yaml.safe_load(path.read_text())
+    missing = [k for k in SIDECAR_KEYS if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise ConductorError(f"recording sidecar '{path}': missing {', '.join(missing)}")
+    return data
+
+
+def load_data_set(folder: str | Path) -> list[dict[str, Any]]:
+    """The sidecars of a data set written by :func:`record_all` (``executions.yaml`` lists them)."""
+    folder = Path(folder)
+    index = folder / "executions.yaml"
+    if not index.is_file():
+        raise ConductorError(f"'{folder}' holds no executions.yaml: record a data set there "
+                             "with 'simfid example conductor record --out FOLDER'")
+    names = (yaml.safe_load(index.read_text()) or {}).get("executions") or []
+    return [load_sidecar(folder / f"{name}.yaml") for name in names]
