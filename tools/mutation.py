@@ -88,17 +88,26 @@ def score(counts: dict[str, int]) -> float:
     return caught / judged if judged else float("nan")
 
 
+def tests_of(work: Path) -> dict[str, list[str]]:
+    """mutmut's map from a function (``pkg.mod.xǁClassǁmethod``) to the tests that reach it."""
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    return {f: sorted(tests) for f, tests in stats["tests_by_mangled_function_name"].items()}
+
+
 def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[str, str]:
     """Each mutant judged by a fresh pytest process in mutmut's copy (``MUTANT_UNDER_TEST``
     switches mutmut's trampolines to it): for tests that start rclpy, which hangs in a process
-    forked after it was used, as mutmut's own runs are."""
+    forked after it was used, as mutmut's own runs are. As mutmut does, only the tests that
+    reach the mutated function run (the target's test files if mutmut mapped none)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    mapped = tests_of(work)
     judged = {}
     todo = [m for m, status in sorted(found.items()) if status != "no tests"]
     for i, mutant in enumerate(todo, 1):
+        tests = mapped.get(mutant.rsplit("__mutmut_", 1)[0]) or target["tests"]
         try:
             rc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                                 "no:cacheprovider", *target["tests"]], cwd=work / "mutants",
+                                 "no:cacheprovider", *tests], cwd=work / "mutants",
                                 env={**env, "MUTANT_UNDER_TEST": mutant}, capture_output=True,
                                 timeout=120).returncode
             judged[mutant] = "survived" if rc == 0 else "killed"

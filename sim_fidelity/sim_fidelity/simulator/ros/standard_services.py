@@ -169,9 +169,10 @@ class StandardServices:
 
     def _model_file(self, uri: str) -> Path:
         """The SDF file a spawn URI names (``model://``, ``file://`` or a path, as in <include>)."""
-        found = resolve.resolve_uri(uri, os.getcwd(), self.engine.world.resource_paths)
-        if found is None:
-            raise ResourceNotFoundError(f"not found in {resolve.search_dirs()}", file=uri)
+        paths = self.engine.world.resource_paths
+        found = resolve.resolve_uri(uri, os.getcwd(), paths)
+        if found is None:  # the folders searched, the world's resource paths among them
+            raise ResourceNotFoundError(f"not found in {resolve.search_dirs(paths)}", file=uri)
         path, why = resolve.model_file(found)
         if path is None:
             raise ResourceNotFoundError(why, file=uri)
