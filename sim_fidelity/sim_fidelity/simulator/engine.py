@@ -8,8 +8,8 @@ from typing import Sequence
 import mujoco
 import numpy as np
 
+from . import engine_snapshot, undo
 from . import poses as pose_math
-from . import undo
 from .actuators import ControllerRecord, add_controller_actuators
 from .entity_index import EntityIndex
 from .errors import (
@@ -30,6 +30,7 @@ from .protocol import EntityInfo, EntityKind, Features, Lever, SimState, select_
 from .scripts import Scripts
 from .sdf import add_models, load_world, load_world_string
 from .sdf.records import LoadedWorld
+from .snapshot import EngineSnapshot, Snapshot
 
 GRAVCOMP_ANCHOR = "__sim_fidelity__::gravcomp_anchor"
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
@@ -323,6 +324,14 @@ class MujocoEngine:
         self._sensor_on = dict.fromkeys(self._sensor_on, True)
         self._plugin_on = dict.fromkeys(self._plugin_on, True)
 
+    def snapshot(self) -> EngineSnapshot:
+        """The full dynamic state, copied (:mod:`.engine_snapshot`)."""
+        return engine_snapshot.take(self)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Back to ``snapshot`` exactly; refused, changing nothing, when it does not fit."""
+        engine_snapshot.restore(self, snapshot)
+
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None,
               source: str = "<string>") -> str:
@@ -521,7 +530,7 @@ class MujocoEngine:
 
     def features(self) -> Features:
         return Features(levers=frozenset(Lever), spawning=True, deleting=True, stepping=True,
-                        state_setting=True, resetting=True, free_running=False,
+                        state_setting=True, resetting=True, snapshots=True, free_running=False,
                         spawn_formats=("sdf",),
                         extra={"engine": f"mujoco {mujoco.__version__}", "sleep": self.sleep})
 

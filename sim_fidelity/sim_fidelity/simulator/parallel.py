@@ -22,6 +22,7 @@ see the gathered world after every step.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from . import islands, undo
 from .engine import MujocoEngine, clear_unstable, unstable
 from .errors import InvalidOperationError
 from .protocol import EntityKind, Features
+from .snapshot import EngineSnapshot, Snapshot
 
 # model fields scattered from the whole world to the parts, by the kind of element they index
 PARAMS = {
@@ -164,6 +166,20 @@ class IslandParallelEngine(MujocoEngine):
         f = super().features()
         f.extra["island_threads"] = self.threads
         return f
+
+    def snapshot(self) -> EngineSnapshot:
+        """The world's state (gathered from the parts) and which units each part steps: a
+        restore steps the same parts, so the trajectory after it is the one after the save."""
+        snap = super().snapshot()
+        return dataclasses.replace(snap, partition=tuple(p.units for p in self._parts))
+
+    def restore(self, snapshot: Snapshot) -> None:
+        super().restore(snapshot)
+        units = list(snapshot.partition)
+        if units and [p.units for p in self._parts] != units:
+            self._parts = [self._part(u) for u in units]
+            self.repartitions += 1
+        self._ahead, self._touched = False, True  # the next step scatters the restored world
 
     def close(self) -> None:
         """Stop the worker threads (also done when the engine is garbage-collected)."""

@@ -25,6 +25,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from .errors import InvalidOperationError, UnsupportedFeatureError, UnsupportedLeverError
+from .snapshot import Snapshot
 
 
 class EntityKind(str, enum.Enum):
@@ -108,6 +109,7 @@ class Features:
     stepping: bool = False
     state_setting: bool = False
     resetting: bool = False
+    snapshots: bool = False  # snapshot() and restore() of the full dynamic state
     static_fallback: bool = False  # lowers fidelity by swapping a model for a static copy of itself
     free_running: bool = True  # PLAYING advances time on its own (a server's clock) and step() is
     # refused then; False: time moves only by step() (in-process), whatever the state
@@ -159,6 +161,15 @@ class Simulator(Protocol):
     def reset(self) -> None:
         """Back to the initial state and time zero, every lever back to its original; spawned
         entities stay."""
+
+    def snapshot(self) -> Snapshot:
+        """Save the full dynamic state (time included, every lever); UnsupportedFeatureError
+        where ``features().snapshots`` is False."""
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the state saved by :meth:`snapshot` back exactly: stepping on gives the same
+        trajectory. InvalidOperationError, changing nothing, for a snapshot of another world or
+        of other entities (a spawn or delete since)."""
 
     # --- scene edits -------------------------------------------------------------------------
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
