@@ -16,6 +16,7 @@ The Average Total Reward (ATR) after mission n is the sum of the mission totals 
 """
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from ..reality_gap.kernel_file import save_kernels
 from ..reality_gap.kernel_set import KernelRunner, KernelSet
 from ..reality_gap.kernels import Kernel, Summary, generate
 from ..reality_gap.spec import load_spec
+from ..world_generators.ackermann_course import Ramp
 from .course import WAYPOINTS
 from .fly import Flight, Start, fly, starts
 from .mission import MissionParams
@@ -177,6 +179,7 @@ def plot(o: Outcome, folder: Path) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     folder.mkdir(parents=True, exist_ok=True)
     wp = np.array(WAYPOINTS)
@@ -215,13 +218,22 @@ def plot(o: Outcome, folder: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(5.5, 6.0))
     for track in o.tracks["Deploy"]:
         ax.plot(track[:, 0], track[:, 1], ".", color="0.6", ms=1.5, alpha=0.5)
+    ramp = Ramp()
+    half = ramp.top / 2 + ramp.height / math.tan(ramp.slope)  # the footprint's half-length
+    ax.add_patch(Rectangle((ramp.centre_x - half, ramp.centre_y - ramp.width / 2), 2 * half,
+                           ramp.width, fill=False, ec="tab:brown", lw=1.5,
+                           label="ramp (deployment field)"))
     if o.kernels:
         centres = np.array([k.centre for k in o.kernels])
+        members = np.vstack([k.members for k in o.kernels])
+        ax.plot(members[:, 0], members[:, 1], "s", mfc="none", color="tab:orange", ms=5,
+                label=f"kernel region nodes ({len(members)})")
         ax.plot(centres[:, 0], centres[:, 1], "o", color="red", ms=6,
                 label=f"kernel centres ({len(o.kernels)})")
-        ax.legend(loc="lower left", fontsize=8)
-    ax.plot(wp[:, 0], wp[:, 1], "k+", ms=14, mew=2)
-    ax.set(title="Kernel centres over the deployment tracks (cf. Fig. 10a)",
+    ax.plot(wp[:, 0], wp[:, 1], "k+", ms=14, mew=2, label="waypoints")
+    ax.legend(loc="lower left", fontsize=8)
+    ax.set(title=f"Kernel centres over the deployment tracks (cf. Fig. 10a)\n"
+                 f"{len(o.kernels)} kernels from {o.missions} missions per side",
            xlabel="x east (m)", ylabel="y north (m)", aspect="equal")
     ax.grid(alpha=0.3)
     save(fig, "ackermann_kernels.png")
