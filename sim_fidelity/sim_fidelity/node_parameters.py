@@ -39,6 +39,11 @@ SIM_SERVER = {
                         choices=("simulation_interfaces", "gazebo_msgs", "both")),
     "gazebo_namespace": Param("", "namespace of the gazebo_msgs services and state topics; both "
                                   "interfaces at once need one (e.g. /gazebo)"),
+    "viz_rate": Param(10.0, "rate (Hz) of /tf and ~/markers, published only while subscribed; "
+                            "0 = never", at_least(0)),
+    "tf_links": Param([""], "regexes of link names that get a /tf frame too (models always do)",
+                      regex=True),
+    "gui": Param(False, "open MuJoCo's viewer on the simulation (needs a display)"),
 }
 
 BACKEND = Param("auto", "the simulator's interface: embedded (sim_server) or gz "

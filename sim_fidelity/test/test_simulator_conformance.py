@@ -426,3 +426,26 @@ def test_bad_levers_raise_typed_errors(sim):
     if Lever.COLLISION in sim.features().levers:
         with pytest.raises(UnsupportedLeverError):
             sim.set_lever(["arm::hinge"], Lever.COLLISION, False)  # a joint has no geometry
+
+
+# ---------------------------------------------------------------------- snapshots
+def test_snapshots_restore_exactly_or_are_refused_as_declared(sim):
+    if not sim.features().snapshots:  # declared missing: refused with a typed error
+        with pytest.raises(UnsupportedFeatureError):
+            sim.snapshot()
+        return
+    sim.set_states(["floating"], twists=np.array([[0.5, 0, 0, 0, 0, 1.0]]))
+    sim.step(50)
+    snap, saved = sim.snapshot(), sim.time
+
+    def run() -> np.ndarray:
+        sim.step(100)  # falls and turns, then is held where it is
+        sim.set_lever(["floating"], Lever.DYNAMICS, False)
+        sim.step(50)
+        return np.concatenate(sim.get_states(["floating", "resting"]), axis=1)
+
+    first = run()
+    sim.restore(snap)
+    assert sim.time == saved
+    assert sim.get_lever(["floating"], Lever.DYNAMICS).tolist() == [True]
+    assert np.array_equal(run(), first)

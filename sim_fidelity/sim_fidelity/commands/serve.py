@@ -22,6 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="state topics rate (Hz)")
     p.add_argument("--odometry", nargs="*", default=[], help="models whose odometry is published")
     p.add_argument("--sleep", action="store_true", help="turn on MuJoCo's sleeping islands")
+    p.add_argument("--gui", action="store_true",
+                   help="open MuJoCo's viewer on the simulation (space plays/pauses)")
+    p.add_argument("--viz-rate", type=number(at_least(0)), default=10.0,
+                   help="rate of /tf and ~/markers while subscribed (Hz); 0 = never")
     p.set_defaults(func=run)
 
 
@@ -32,4 +36,4 @@ def run(args: argparse.Namespace) -> int:
     return run_server({"world": str(Path(args.world).resolve()), "real_time_factor": args.rtf,
                        "paused": args.paused, "step_size": args.step_size,
                        "publish_rate": args.publish_rate, "odometry": args.odometry or [""],
-                       "sleep": args.sleep})
+                       "sleep": args.sleep, "gui": args.gui, "viz_rate": args.viz_rate})

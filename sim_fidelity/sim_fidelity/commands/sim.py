@@ -19,6 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sleep", action="store_true", help="turn on MuJoCo's sleeping islands")
     p.add_argument("--step-size", type=number(above(0)), default=None,
                    help="override the world's step (s)")
+    p.add_argument("--gui", action="store_true",
+                   help="watch in MuJoCo's viewer, at real time (space pauses); needs a display")
     p.set_defaults(func=run)
 
 
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     engine = MujocoEngine.from_file(args.world, sleep=args.sleep, step_size=args.step_size)
     steps = round(args.duration / engine.step_size)
-    wall = engine.run_for(args.duration)
+    wall = watch(engine, args.duration) if args.gui else engine.run_for(args.duration)
     rtf = engine.time / wall if wall > 0 else float("inf")
     summary = {"world": str(args.world), "sim_time": engine.time, "wall_time": wall,
                "real_time_factor": rtf, "steps": steps, "step_size": engine.step_size,
@@ -49,3 +51,36 @@ def run(args: argparse.Namespace) -> int:
               f"real-time factor {rtf:.2f}")
     return 0
 
+
+
+def watch(engine, duration: float) -> float:
+    """Step at real time in MuJoCo's viewer until ``duration`` or the window closes; returns the
+    wall time it took."""
+    import threading
+    import time
+
+    from ..simulator.protocol import SimState
+    from ..viz.viewer import LiveViewer
+
+    lock = threading.RLock()
+
+    def pause(playing: bool) -> None:
+        with lock:
+            engine.set_sim_state(SimState.PAUSED if playing else SimState.PLAYING)
+    viewer = LiveViewer(engine, lock, pause).start()
+    chunk = max(1, round(0.01 / engine.step_size))  # 10 ms of sim time per lock
+    started = anchor = (time.monotonic(), engine.time)
+    try:
+        while engine.time < duration - 1e-9 and viewer.running:
+            if engine.sim_state() != SimState.PLAYING:
+                time.sleep(0.02)
+                anchor = (time.monotonic(), engine.time)
+                continue
+            with lock:
+                engine.step(min(chunk, max(1, round((duration - engine.time) / engine.step_size))))
+            ahead = (engine.time - anchor[1]) - (time.monotonic() - anchor[0])
+            if ahead > 0:
+                time.sleep(ahead)
+    finally:
+        viewer.close()
+    return time.monotonic() - started[0]

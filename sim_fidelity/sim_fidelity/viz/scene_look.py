@@ -64,9 +64,14 @@ class SceneLook:
         m.vis.headlight.specular[:] = 0.05  # no glare off the ground under a top view
         self.model, self._source = m, src
 
+    @property
+    def stale(self) -> bool:
+        """Has the engine recompiled its model since the last update (geom ids changed)?"""
+        return self.engine.model is not self._source
+
     def update(self) -> mujoco.MjModel:
         """The render model for the engine as it is now (a new copy after a recompile)."""
-        if self.engine.model is not self._source:
+        if self.stale:
             self._copy()
         if self.levels:
             self._paint()

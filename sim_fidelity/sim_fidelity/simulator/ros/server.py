@@ -32,6 +32,7 @@ from .publishers import Publishers
 from .results import ok, result_for
 from .standard_services import StandardServices
 from .stepping import Stepper
+from .visualization import SceneVisualization
 
 FEEDBACK_PERIOD_S = 0.1  # SimulateSteps feedback at most this often
 UNLOCKED = {"step_simulation"}  # handlers that take the engine lock per chunk themselves
@@ -52,7 +53,8 @@ class SimServer:
                  paused: bool, publish_rate: float, odometry: list[str],
                  max_steps: int = SIM_SERVER["max_steps_per_request"].default,
                  serve_levers: bool = True, interfaces: str = "simulation_interfaces",
-                 gazebo_namespace: str = ""):
+                 gazebo_namespace: str = "", viz_rate: float = 0.0,
+                 tf_links: tuple[str, ...] = ()):
         self.node, self.engine = node, engine
         self.lock = threading.RLock()
         engine.set_sim_state(SimState.PAUSED if paused else SimState.PLAYING)
@@ -66,6 +68,8 @@ class SimServer:
         self.publishers = Publishers(node, engine, self.lock, self.stepper, sensor_values,
                                      self.model_topics, publish_rate=publish_rate,
                                      odometry=odometry)
+        self.visualization = SceneVisualization(node, engine, self.lock, self.publishers.gate,
+                                                rate=viz_rate, tf_links=list(tf_links))
         self.guard = LeverGuard(engine, self._graph, node.get_logger().info)
         standard = StandardServices(node, engine, self.stepper, self.publishers,
                                     self.model_topics, stop=self.stop,
@@ -197,21 +201,36 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
                            odometry=[p for p in values["odometry"] if p],
                            max_steps=values["max_steps_per_request"],
                            serve_levers=values["serve_levers"], interfaces=values["interfaces"],
-                           gazebo_namespace=values["gazebo_namespace"])
+                           gazebo_namespace=values["gazebo_namespace"],
+                           viz_rate=values["viz_rate"], tf_links=values["tf_links"])
         node.get_logger().info(
             f"world '{engine.world.name}' from {values['world']}: "
             f"{len(engine.entities())} entities, "
             f"step {engine.step_size * 1e3:g} ms, rtf {values['real_time_factor']:g}, "
             f"{'paused' if values['paused'] else 'playing'}")
         server.start()
+        viewer = open_viewer(server) if values["gui"] else None
 
         def stop() -> int:  # the stepper stops publishing before the context goes
+            if viewer is not None:
+                viewer.close()
             server.stop()
             return 0
         return stop
 
     return run_node("sim_server", SIM_SERVER, start, errors=(SimulatorError, FileNotFoundError),
                     threads=4, args=args, overrides=parameters, use_sim_time=False)
+
+
+def open_viewer(server: SimServer):
+    """MuJoCo's viewer on the server's engine; space plays and pauses the simulation."""
+    from ...viz.viewer import LiveViewer
+
+    def pause(playing: bool) -> None:
+        with server.lock:
+            server.engine.set_sim_state(SimState.PAUSED if playing else SimState.PLAYING)
+        server.stepper.wake()
+    return LiveViewer(server.engine, server.lock, pause).start()
 
 
 def main(args: list[str] | None = None) -> NoReturn:
