@@ -1,0 +1,89 @@
+"""How strong the divergence rule is at the Ackermann course's data size (prints a table; not a
+test). Paper 001 generated 15 kernels from 951 / 942 transitions; this asks whether the project's
+rule (a G-test per node, Benjamini-Hochberg at the spec's false-discovery rate,
+``reality_gap/divergence.py``) can find a gap of the ramp's kind in that much data.
+
+    .venv/bin/python bench/ackermann_power.py [--missions 15,30,60] [--work DIR]
+
+Two independent sets of design missions (the original software on the design field, seeds 7
+and 8, the pipeline's ``fly``; bags kept in ``--work`` and reused) stand in for the two sides,
+so everything but the planted gap is noise both sides share. *Null*: the two sets as they are
+(every divergent node, every kernel is a false one). *Planted*: in the second set, every
+transition that starts over the ramp's footprint (|x| <= 1.5 m, 13 <= y <= 17 m, about a third
+of a 2 s step beyond the ramp's 0.92 m half-length) moves a third as far and ends pitched
+-0.4 rad, as on the slope: a gap larger than eps_c at every such node, the same in every mission.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim_fidelity.reality_gap import History, generate, load_spec, read_histories
+from sim_fidelity.ugv.fly import fly, starts
+from sim_fidelity.ugv.mission import MissionParams
+from sim_fidelity.ugv.pipeline import SPEC
+from sim_fidelity.ugv.vehicle import UgvSim
+
+SEEDS = (8, 7)  # the simulation side's missions, the deployment side's
+SLOW, PITCH = 1.0 / 3.0, -0.4
+
+
+def over_ramp(s: np.ndarray) -> np.ndarray:
+    """Rows of states ``(n, d)`` whose x, y lie over the ramp's footprint (with a margin)."""
+    return (np.abs(s[:, 0]) <= 1.5) & (s[:, 1] >= 13.0) & (s[:, 1] <= 17.0)
+
+
+def design_bags(n: int, seed: int, folder: Path) -> list[Path]:
+    """``n`` design missions' bags in ``folder`` (flown only where missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    bags = [folder / f"mission_{i:04d}" for i in range(n)]
+    if not all(b.exists() for b in bags):
+        sim = UgvSim.from_world("design", seed=seed)
+        for bag, start in zip(bags, starts(n, seed)):
+            if not bag.exists():
+                fly(sim, MissionParams(), start, bag)
+    return bags
+
+
+def plant(h: History) -> tuple[History, int]:
+    """The history with the ramp planted; how many transitions it changed."""
+    s2 = h.s2.copy()
+    rows = over_ramp(h.s)
+    s2[rows, :2] = h.s[rows, :2] + SLOW * (h.s2[rows, :2] - h.s[rows, :2])
+    s2[rows, 3] = PITCH
+    return History(h.s, h.u, h.a, h.r, s2, h.t, h.run), int(rows.sum())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--missions", default="15,30,60", help="missions per side, comma-separated")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ackermann_power"))
+    args = ap.parse_args()
+    counts = sorted(int(n) for n in args.missions.split(","))
+    spec = load_spec(SPEC)
+    t0 = time.perf_counter()
+    bags = [design_bags(counts[-1], seed, args.work / f"design_seed{seed}") for seed in SEEDS]
+    print(f"design missions flown or found in {time.perf_counter() - t0:.0f} s")
+    print("missions  case     transitions  nodes  S0 nodes (states)  tested  divergent "
+          "(over ramp / tested there)  divergences  kernels (centre over ramp)")
+    for n in counts:
+        sim, real = (read_histories(b[:n], spec) for b in bags)
+        for case in ("null", "planted"):
+            phy, changed = plant(real) if case == "planted" else (real, 0)
+            g = generate(sim, phy, spec, seed=0)
+            s, tests = g.summary, g.tests
+            ramp = over_ramp(g.nodes.centres)
+            inside = sum(bool(over_ramp(k.centre[None])[0]) for k in g.kernels)
+            print(f"{n:>8}  {case:<7}  {s.transitions_sim:>4} / {s.transitions_phy:<4}  "
+                  f"{s.nodes:>5}  {s.common_states:>3} ({s.common_samples_sim} / "
+                  f"{s.common_samples_phy})  {s.tested_nodes:>6}  {s.divergent_nodes:>3} "
+                  f"({int((tests.divergent & ramp).sum())} / {int((tests.tested & ramp).sum())})"
+                  f"  {s.divergences:>5}  {s.kernels} ({inside})"
+                  + (f"  [{changed} transitions planted]" if changed else ""))
+
+
+if __name__ == "__main__":
+    main()
