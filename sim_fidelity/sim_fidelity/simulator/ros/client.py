@@ -31,10 +31,12 @@ from ..errors import (
     SimulatorError,
     SimulatorTimeoutError,
     UnknownEntityError,
+    UnsupportedFeatureError,
     UnsupportedLeverError,
 )
 from ..protocol import EntityInfo, EntityKind, Features, Lever, SimState, select_entities
 from ..sdf import load_world
+from ..snapshot import ServerSnapshot, Snapshot
 from .convert import KINDS_OF_CODES, pose_array, pose_msg, time_seconds, twist_array, twist_msg
 from .results import raise_for
 
@@ -81,9 +83,12 @@ class RosSimulator:
         self._clients = {k: self._node.create_client(t, "/" + k) for k, t in names.items()}
         extensions = {"set_lever": ours.SetLever, "get_levers": ours.GetLevers,
                       "list_entities": ours.ListEntities, "get_states": ours.GetStates,
-                      "set_states": ours.SetStates, "set_sensor_values": ours.SetSensorValues}
+                      "set_states": ours.SetStates, "set_sensor_values": ours.SetSensorValues,
+                      "save_snapshot": ours.SaveSnapshot, "restore_snapshot": ours.RestoreSnapshot,
+                      "drop_snapshot": ours.DropSnapshot}
         for k, t in extensions.items():
             self._clients[k] = self._node.create_client(t, f"{server}/{k}")
+        self._server = server
         self._types = {**names, **extensions}
         self._clock = 0.0
         self._clock_event = threading.Condition()
@@ -377,6 +382,46 @@ class RosSimulator:
             self.spawn(name, entry["sdf"], self._model_pose[name])
             del self._lowered[name]
 
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> ServerSnapshot:
+        """Save the full state on the server (``~/save_snapshot``; sim_server has it, Gazebo
+        not). The server keeps it until :meth:`drop_snapshot`, a bounded number at once."""
+        self._require_snapshots()
+        res = self.call("save_snapshot")
+        self._check(res, "save_snapshot")
+        return ServerSnapshot(time=res.sim_time, world="", id=res.id, server=self._server)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the server back to ``snapshot`` (``~/restore_snapshot``); it stays saved."""
+        snap = self._own(snapshot)
+        res = self.call("restore_snapshot", self.request("restore_snapshot", id=snap.id))
+        self._check(res, "restore_snapshot")
+        with self._clock_event:  # the server publishes /clock (in whole ns) before it answers
+            self._clock_event.wait_for(lambda: abs(self._clock - res.sim_time) < 1e-9,
+                                       timeout=1.0)
+
+    def drop_snapshot(self, snapshot: Snapshot) -> None:
+        """Let the server forget ``snapshot`` (``~/drop_snapshot``)."""
+        snap = self._own(snapshot)
+        res = self.call("drop_snapshot", self.request("drop_snapshot", id=snap.id))
+        self._check(res, "drop_snapshot")
+
+    def _require_snapshots(self) -> None:
+        if not self.features().snapshots:
+            raise UnsupportedFeatureError("the simulator has no snapshots (no service "
+                                          f"{self._server}/save_snapshot; Gazebo has none)")
+
+    def _own(self, snapshot: Snapshot) -> ServerSnapshot:
+        """``snapshot`` as one this client's server keeps; UnsupportedFeatureError without
+        snapshots, InvalidOperationError for another's."""
+        self._require_snapshots()
+        if not isinstance(snapshot, ServerSnapshot) or snapshot.server != self._server:
+            where = (f"server {snapshot.server}" if isinstance(snapshot, ServerSnapshot)
+                     else f"a {type(snapshot).__name__}")
+            raise InvalidOperationError(f"snapshot from {where}: this client's server is "
+                                        f"{self._server}; take it with this client's snapshot()")
+        return snapshot
+
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
         req = self._types["spawn_entity"].Request(name=name, resource_string=sdf)
@@ -408,7 +453,8 @@ class RosSimulator:
                 levers=levers, spawning=F.SPAWNING in have, deleting=F.DELETING in have,
                 stepping=bool({F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE} & have),
                 state_setting=F.ENTITY_STATE_SETTING in have, resetting=F.SIMULATION_RESET in have,
-                static_fallback=fallback, spawn_formats=tuple(f.spawn_formats),
+                snapshots=self._server_advertises("save_snapshot"), static_fallback=fallback,
+                spawn_formats=tuple(f.spawn_formats),
                 extra={"custom_info": f.custom_info})
         return self._features
 

@@ -1,6 +1,7 @@
 """``sim_server``'s own services, beside the standard ones: ``~/set_lever``, ``~/get_levers``,
 ``~/list_entities``, ``~/get_states``, ``~/set_states`` (the fidelity levers and batch state, which
-``simulation_interfaces`` lacks) and ``~/set_sensor_values``.
+``simulation_interfaces`` lacks), ``~/save_snapshot``, ``~/restore_snapshot``, ``~/drop_snapshot``
+(state snapshots, :mod:`.snapshot_store`) and ``~/set_sensor_values``.
 """
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from typing import Any
 import numpy as np
 
 from sim_fidelity_interfaces.srv import (
+    DropSnapshot,
     GetLevers,
     GetStates,
     ListEntities,
+    RestoreSnapshot,
+    SaveSnapshot,
     SetLever,
     SetSensorValues,
     SetStates,
@@ -31,6 +35,7 @@ from ..sensor_values import SensorValues
 from .convert import KIND_CODES, KINDS_OF_CODES
 from .lever_guard import LeverGuard
 from .publishers import Publishers
+from .snapshot_store import MAX_SNAPSHOTS, SnapshotStore
 from .stepping import Stepper
 
 Handler = Callable[[Any, Any], None]
@@ -38,12 +43,14 @@ Handler = Callable[[Any, Any], None]
 
 class OwnServices:
     """The handlers of our services; ``serve_levers=False`` leaves out all but the sensor values,
-    so the server looks like Gazebo's to a client."""
+    so the server looks like Gazebo's to a client (no levers, no snapshots)."""
 
     def __init__(self, engine: MujocoEngine, stepper: Stepper, publishers: Publishers,
-                 sensor_values: SensorValues, guard: LeverGuard):
+                 sensor_values: SensorValues, guard: LeverGuard,
+                 max_snapshots: int = MAX_SNAPSHOTS):
         self.engine, self.stepper, self.publishers = engine, stepper, publishers
         self.sensor_values, self.guard = sensor_values, guard
+        self.snapshots = SnapshotStore(engine, max_snapshots)
 
     def services(self, serve_levers: bool) -> dict[str, tuple[type, Handler]]:
         """Service name: (type, handler)."""
@@ -53,7 +60,10 @@ class OwnServices:
                    "~/get_levers": (GetLevers, self.get_levers),
                    "~/list_entities": (ListEntities, self.list_entities),
                    "~/get_states": (GetStates, self.get_states),
-                   "~/set_states": (SetStates, self.set_states)}
+                   "~/set_states": (SetStates, self.set_states),
+                   "~/save_snapshot": (SaveSnapshot, self.save_snapshot),
+                   "~/restore_snapshot": (RestoreSnapshot, self.restore_snapshot),
+                   "~/drop_snapshot": (DropSnapshot, self.drop_snapshot)}
         out["~/set_sensor_values"] = (SetSensorValues, self.set_sensor_values)
         return out
 
@@ -107,6 +117,21 @@ class OwnServices:
         self.engine.set_states(names, poses=None if pose is None else pose.reshape(n, 7),
                                twists=None if twist is None else twist.reshape(n, 6))
         self.stepper.wake()
+
+    def save_snapshot(self, req, res) -> None:
+        store = self.snapshots
+        res.id, snap = store.save()
+        res.sim_time, res.held, res.capacity = snap.time, len(store), store.capacity
+
+    def restore_snapshot(self, req, res) -> None:
+        self.stepper.cancel_request("cancelled by a snapshot restore")  # as a reset does
+        res.sim_time = self.snapshots.restore(req.id).time
+        self.publishers.publish_clock()
+        self.stepper.wake()
+
+    def drop_snapshot(self, req, res) -> None:
+        self.snapshots.drop(req.id)
+        res.held = len(self.snapshots)
 
     def set_sensor_values(self, req, res) -> None:
         names, values = list(req.names), np.asarray(req.values, float)
