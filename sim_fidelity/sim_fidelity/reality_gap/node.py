@@ -16,10 +16,12 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+import time
 
 import numpy as np
 
 from .bags import extract
+from .kernel_markers import kernel_marker_array, kernel_spheres
 from .kernel_set import KernelRunner, KernelSet
 
 RELEASE_BUDGET_S = 2.0  # for releasing the sensor overrides when the node stops
@@ -53,6 +55,7 @@ class KernelManagerNode:
             node.create_subscription(message_class(self.sources[idx[0]].type), topic,
                                      self._reader(idx), 10)
         self._fired = node.create_publisher(KernelFired, "~/fired", 10)
+        self._markers = KernelMarkers(node, runner.kernels)
         node.create_timer(1.0 / rate, self._tick)  # ROS time: follows /clock
 
     def _reader(self, idx: list[int]):
@@ -72,6 +75,7 @@ class KernelManagerNode:
         from sim_fidelity_interfaces.msg import KernelFired
 
         from ..simulator.ros.convert import time_msg
+        self._markers.publish()
         with self.lock:
             current = self.latest.copy()
         if np.isnan(current).any():
@@ -90,11 +94,37 @@ class KernelManagerNode:
         k, after = hit
         self.previous = (after, action)  # the simulation is now in f_k(s, a)
         self.fired += 1
+        self._markers.publish(k)
         now = self.node.get_clock().now().nanoseconds * 1e-9
         self._fired.publish(KernelFired(
             stamp=time_msg(now), sim_time=now, kernel=k,
             activation=float(self.runner.kernels.activation(previous[0])[k]),
             state_before=state.tolist(), state_after=after.tolist()))
+
+
+class KernelMarkers:
+    """``~/markers``: the kernels' spheres (:mod:`.kernel_markers`), only while subscribed, at
+    most once a second of wall time and at once when a kernel fires (that one highlighted)."""
+
+    def __init__(self, node, kernels: KernelSet):
+        from visualization_msgs.msg import MarkerArray
+
+        self.node, self.spheres = node, kernel_spheres(kernels)
+        self.pub = node.create_publisher(MarkerArray, "~/markers", 10) if self.spheres else None
+        self.fired: int | None = None
+        self.last = -np.inf
+
+    def publish(self, fired: int | None = None) -> None:
+        if self.pub is None or self.pub.get_subscription_count() == 0:
+            return
+        now = time.monotonic()
+        if fired is None and now - self.last < 1.0:
+            return
+        from ..simulator.ros.convert import time_msg
+        self.fired = fired if fired is not None else self.fired
+        self.last = now
+        stamp = time_msg(self.node.get_clock().now().nanoseconds * 1e-9)
+        self.pub.publish(kernel_marker_array(self.spheres, self.fired, stamp))
 
 
 def main(args: list[str] | None = None) -> int:

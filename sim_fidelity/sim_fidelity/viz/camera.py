@@ -20,11 +20,9 @@ MARGIN = 1.1  # the framed sphere's radius is scaled by this
 
 def frame_scene(model: mujoco.MjModel, data: mujoco.MjData, shown: np.ndarray,
                 cam: mujoco.MjvCamera) -> None:
-    """Point ``cam`` at the sphere around the ``shown`` geoms of movable bodies (of all when
-    nothing moves), planes left out."""
+    """Point ``cam`` at the sphere around the ``shown`` geoms, planes left out."""
     solid = shown & (model.geom_type != mujoco.mjtGeom.mjGEOM_PLANE)
-    moving = solid & (model.body_weldid != 0)[model.geom_bodyid]
-    solid = moving if moving.any() else solid if solid.any() else shown
+    solid = solid if solid.any() else shown
     pos, r = data.geom_xpos[solid], model.geom_rbound[solid][:, None]
     lo, hi = (pos - r).min(axis=0), (pos + r).max(axis=0)
     centre, radius = (lo + hi) / 2, max(float(np.linalg.norm(hi - lo)) / 2, 0.05)

@@ -49,6 +49,11 @@ class Publications:
             ModelOutput, "~/output/" + output_topic(m).rsplit("/", 1)[-1], 10) for m in models}
         self._transfers = node.create_publisher(ResponsibilityChange, "~/responsibility", 50)
         self._events = node.create_publisher(ModelEvent, "~/events", 50)
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from visualization_msgs.msg import MarkerArray
+        self.models, self.holders = models, {}  # object -> the model holding its pose
+        self._markers = node.create_publisher(MarkerArray, "~/markers", QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))  # late displays get it too
 
     def on_output(self, time: float, model: str, model_id: int,
                   output: Mapping[str, Any]) -> None:
@@ -62,13 +67,20 @@ class Publications:
         self._transfers.publish(ResponsibilityChange(
             stamp=time_msg(transfer.time), entity=transfer.entity, attribute=transfer.attribute,
             from_model=transfer.from_model, to_model=transfer.to_model, cause=transfer.cause))
+        if transfer.attribute == "pose":
+            from .holder_markers import holder_marker_array
+            self.holders[transfer.entity] = transfer.to_model
+            if not transfer.to_model:
+                del self.holders[transfer.entity]
+            self._markers.publish(holder_marker_array(self.holders, self.models,
+                                                      time_msg(transfer.time)))
 
     def on_event(self, time: float, model: str, event: str, data: Mapping[str, Any]) -> None:
         from .convert import event_msg
         self._events.publish(event_msg(model, time, event, data))
 
     def close(self) -> None:
-        for publisher in [*self._outputs.values(), self._transfers, self._events]:
+        for publisher in [*self._outputs.values(), self._transfers, self._events, self._markers]:
             self.node.destroy_publisher(publisher)
 
 
