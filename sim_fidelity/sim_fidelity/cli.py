@@ -21,7 +21,7 @@ COMMANDS = ("sim", "serve", "fidelity", "kernels", "conduct", "record", "render"
 GROUPS = {
     "bench": ("benchmarks: every mode side by side in one run", ("truck", "kernels", "physics",
                                                           "stepping", "conductor")),
-    "example": ("worked examples of the papers", ("oned", "ackermann", "conductor")),
+    "example": ("worked examples of the papers", ("oned", "ackermann", "conductor", "truck")),
 }
 
 

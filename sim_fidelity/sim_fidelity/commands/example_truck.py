@@ -1,0 +1,253 @@
+"""``simfid example truck-classifier`` and ``simfid example truck-planner``: what paper 000's speed
+buys (Sec. 5.3-5.4): the pick-or-sweep classifier of Table 1 (:mod:`~sim_fidelity.truck.classifier`)
+and the simulation-based planner of Fig. 8 (:mod:`~sim_fidelity.truck.planner`), look-ahead in HiFi
+and AdFi-1 side by side."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..flag_types import count, integer, number, output_folder
+from ..ranges import above, at_least
+
+SCENARIOS = ("A", "B", "C")
+FRACTIONS = (0.25, 0.5, 1.0)  # of the budget: test accuracy with the data collected by then
+
+
+def _modes(text: str) -> list[str]:
+    from ..fidelity_manager import FidelityConfig
+    from ..truck.bench import CONFIG
+    from ..truck.errors import TruckError
+
+    known = FidelityConfig.load(CONFIG).presets
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in known]
+    if unknown or not modes:
+        raise TruckError(f"--modes: unknown mode(s) {', '.join(unknown) or '(none)'} (known: "
+                         f"{', '.join(known)})")
+    return modes
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``truck-classifier`` and ``truck-planner`` to the sub-commands of ``simfid example``."""
+    c = subparsers.add_parser("truck-classifier", help="paper 000 Table 1: a pick-or-sweep "
+                              "classifier trained from HiFi and AdFi-1 look-ahead")
+    c.add_argument("--budget", type=number(above(0)), default=600.0,
+                   help="wall seconds of data collection per mode (default 600)")
+    c.add_argument("--test-budget", type=number(above(0)),
+                   help="wall seconds of HiFi test labels (default: --budget)")
+    c.add_argument("--world", default="A", help="training world: a scenario letter or an SDF")
+    c.add_argument("--test-world", type=Path, help="test world SDF (default: the scenario's "
+                   "generator with --test-seed, settled now)")
+    c.add_argument("--test-seed", type=integer(at_least(1)), default=1,
+                   help="generator seed of the test variant (default 1; the shipped world is 0)")
+    _common(c, "hifi,adfi-1")
+    c.set_defaults(func=run_classifier)
+
+    p = subparsers.add_parser("truck-planner", help="paper 000 Fig. 8: a simulation-based planner "
+                              "with HiFi and AdFi-1 look-ahead, executed in HiFi")
+    p.add_argument("--budget", type=number(at_least(0)), default=60.0,
+                   help="wall seconds of look-ahead per decision (default 60; 0: one sequence)")
+    p.add_argument("--duration", type=number(above(0)), default=60.0,
+                   help="sim seconds of the executed run per mode (default 60)")
+    p.add_argument("--world", default="A", help="a scenario letter or an SDF world")
+    p.add_argument("--depth", type=count(), default=2, help="actions per sampled sequence")
+    _common(p, "hifi,adfi-1")
+    p.set_defaults(func=run_planner)
+
+
+def _common(p: argparse.ArgumentParser, modes: str) -> None:
+    p.add_argument("--modes", default=modes, help=f"look-ahead presets of config/truck.yaml "
+                   f"(default {modes})")
+    p.add_argument("--seed", type=integer(at_least(0)), default=0, help="controller seed")
+    p.add_argument("--max-action", type=number(above(0)), default=40.0,
+                   help="sim seconds after which an action is cut off (default 40)")
+    p.add_argument("--plots", type=output_folder, help="folder for the PNG figure")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
+def _world(text: str) -> str:
+    from ..truck.robot import world_path
+
+    return str(world_path(text)) if text in SCENARIOS else text
+
+
+def _test_world(args: argparse.Namespace) -> Path:
+    """The test variant: given, or generated from the scenario with --test-seed."""
+    from ..truck.errors import TruckError
+    from ..world_generators.truck import scenario_sdf
+
+    if args.test_world:
+        return args.test_world
+    if args.world not in SCENARIOS:
+        raise TruckError("--test-world: needed with a training world that is no scenario letter")
+    path = Path(tempfile.mkdtemp(prefix="truck_test_")) / f"truck_{args.world}_seed"\
+        f"{args.test_seed}.sdf"
+    _say(f"generating the test world: scenario {args.world}, seed {args.test_seed} -> {path}")
+    path.write_text(scenario_sdf(args.world, args.test_seed)[0])
+    return path
+
+
+def _say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def run_classifier(args: argparse.Namespace) -> int:
+    """Collect per mode, collect the HiFi test labels, train, and report Table 1's columns."""
+    from ..fidelity_manager import FidelityConfig
+    from ..truck.bench import CONFIG
+    from ..truck.classifier import LABELS, accuracy, collect, train
+
+    modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
+    world, test_world = _world(args.world), _test_world(args)
+
+    def tell(mode: str):
+        return lambda s: _say(f"{mode}: sample at {s.ready:.0f} s: "
+                              f"pick {s.pick.removed} in {s.pick.sim_time:.1f} s, sweep "
+                              f"{s.sweep.removed} in {s.sweep.sim_time:.1f} s -> "
+                              f"{LABELS[s.label]}")
+
+    collections = {}
+    for mode in modes:
+        _say(f"collecting in {mode} on {world} for {args.budget:g} s")
+        collections[mode] = collect(world, mode, config, args.budget, args.seed,
+                                    max_action=args.max_action, progress=tell(mode))
+    _say(f"collecting HiFi test labels on {test_world} for {args.test_budget or args.budget:g} s")
+    test = collect(test_world, "hifi", config, args.test_budget or args.budget, args.seed,
+                   max_action=args.max_action, progress=tell("test"))
+    rows = {}
+    for mode, col in collections.items():
+        started = time.perf_counter()
+        model = train(col)
+        fit = time.perf_counter() - started
+        rows[mode] = {
+            "samples": len(col.samples), "picks_better": int(col.y.sum()),
+            "collection_wall_s": col.wall, "sim_s": col.sim_time,
+            "rtf": col.sim_time / max(col.wall, 1e-9), "fit_s": fit,
+            "training_accuracy": accuracy(model, col), "test_accuracy": accuracy(model, test),
+            "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * args.budget, test)
+                                 for f in FRACTIONS}}
+    result = {"world": world, "test_world": str(test_world), "budget_s": args.budget,
+              "modes": modes, "seed": args.seed, "max_action_s": args.max_action,
+              "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
+                       "wall_s": test.wall},
+              "rows": rows, "command": " ".join(["simfid", "example"] + sys.argv[3:])}
+    if args.plots:
+        result["plots"] = [str(_plot_classifier(result, args.plots))]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"training world {world}, test world {test_world} ({len(test.samples)} HiFi labels, "
+          f"{int(test.y.sum())} pick); {args.budget:g} s of collection per mode")
+    print(f"{'mode':8} {'samples':>7} {'pick':>5} {'RTF':>6} {'train acc':>9} {'test acc':>8}   "
+          + "  ".join(f"test@{f:g}B" for f in FRACTIONS))
+    for mode, r in rows.items():
+        print(f"{mode:8} {r['samples']:7d} {r['picks_better']:5d} {r['rtf']:6.3f} "
+              f"{r['training_accuracy']:9.2f} {r['test_accuracy']:8.2f}   "
+              + "  ".join(f"{r['test_accuracy_at'][f'{f:g}']:9.2f}" for f in FRACTIONS))
+    for path in result.get("plots", []):
+        print(f"plot {path}")
+    return 0
+
+
+def _accuracy_at(col, wall: float, test) -> float:
+    """Test accuracy of a model trained on the samples collected within ``wall`` seconds."""
+    from ..truck.classifier import accuracy, train
+
+    early = col.until(wall)
+    return accuracy(train(early), test) if early.samples else float("nan")
+
+
+def run_planner(args: argparse.Namespace) -> int:
+    """Plan and execute per mode; report nodes explored per budget and the unload rate."""
+    from ..fidelity_manager import FidelityConfig
+    from ..truck.bench import CONFIG
+    from ..truck.planner import Planner, execute
+
+    modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
+    world = _world(args.world)
+    rows, runs = {}, {}
+    for mode in modes:
+        _say(f"planning with {mode} look-ahead on {world}: {args.budget:g} s per decision, "
+             f"{args.duration:g} s executed in hifi")
+        planner = Planner(world, mode, config, args.budget, args.depth, seed=args.seed,
+                          max_action=args.max_action)
+        strategy = execute(world, planner, args.duration, config, args.seed,
+                           progress=lambda d, t, m=mode: _say(
+                               f"{m}: t = {t:.1f} s: {d.chosen} after {d.nodes} nodes "
+                               f"({d.sequences} sequences) in {d.wall:.0f} s"))
+        planned = [d for d in strategy.decisions if d.nodes]
+        rows[mode] = {"decisions": len(strategy.decisions), "planned": len(planned),
+                      "nodes": strategy.nodes,
+                      "nodes_per_decision": strategy.nodes / max(len(planned), 1),
+                      "sim_s": strategy.sim_time, "unloaded": strategy.unloaded,
+                      "removed": strategy.removed, "rate_per_hour": strategy.rate_per_hour,
+                      "wall_s": strategy.wall}
+        runs[mode] = [{"time": d.time, "chosen": str(d.chosen), "nodes": d.nodes,
+                       "sequences": d.sequences, "wall_s": d.wall, "values": d.values}
+                      for d in strategy.decisions]
+    result = {"world": world, "budget_s": args.budget, "duration_s": args.duration,
+              "depth": args.depth, "modes": modes, "seed": args.seed,
+              "max_action_s": args.max_action, "rows": rows, "decisions": runs,
+              "command": " ".join(["simfid", "example"] + sys.argv[3:])}
+    if args.plots:
+        result["plots"] = [str(_plot_planner(result, args.plots))]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"world {world}: {args.budget:g} s of look-ahead per decision, {args.duration:g} s "
+          "executed in hifi")
+    print(f"{'look-ahead':10} {'decisions':>9} {'nodes':>6} {'nodes/dec':>9} {'unloaded':>8} "
+          f"{'rate [1/h]':>10} {'removed':>7}")
+    for mode, r in rows.items():
+        print(f"{mode:10} {r['decisions']:9d} {r['nodes']:6d} {r['nodes_per_decision']:9.1f} "
+              f"{r['unloaded']:8d} {r['rate_per_hour']:10.0f} {r['removed']:7d}")
+    for path in result.get("plots", []):
+        print(f"plot {path}")
+    return 0
+
+
+def _plot_classifier(result: dict, folder: Path) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for mode, r in result["rows"].items():
+        at = r["test_accuracy_at"]
+        ax.plot([float(f) * result["budget_s"] for f in at], list(at.values()), "o-", label=mode)
+    ax.set_xlabel("wall seconds of data collection")
+    ax.set_ylabel(f"test accuracy ({result['test']['samples']} HiFi labels)")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title("pick-or-sweep classifier (paper 000, Table 1)")
+    ax.legend()
+    fig.tight_layout()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "truck_classifier.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_planner(result: dict, folder: Path) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    modes = list(result["rows"])
+    left.bar(modes, [result["rows"][m]["nodes_per_decision"] for m in modes])
+    left.set_ylabel(f"simulated actions per decision ({result['budget_s']:g} s budget)")
+    right.bar(modes, [result["rows"][m]["rate_per_hour"] for m in modes])
+    right.set_ylabel(f"unload rate in hifi [packets/h] ({result['duration_s']:g} s run)")
+    fig.suptitle("simulation-based planner (paper 000, Fig. 8): look-ahead fidelity")
+    fig.tight_layout()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "truck_planner.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

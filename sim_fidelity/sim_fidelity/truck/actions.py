@@ -1,0 +1,220 @@
+"""The unloading controller's actions one at a time, for looking ahead (paper 000, Sec. 5.3-5.4).
+
+At each *decision* (the controller has finished an action and would plan the next) the options
+are a pick at one of the packets the controller would pick (its ranking: nearest the centre line,
+then highest) or a sweep of the floor in front of the wall (:func:`options`, the controller's own
+perception geometry). :class:`DirectedController` is the scripted controller told which action to
+take next; it stops at the next decision. :class:`Rollouts` runs one action from a saved state
+(:meth:`~sim_fidelity.simulator.Simulator.snapshot`) with its own fidelity manager: a fresh one per
+action, started with every packet HIGH and closed (every lever back) when the action ends, which
+is the paper's refresh before every decision; the HiFi preset runs no manager at all.
+
+An action's *outcome* counts the packets it removed from in front of the robot (unloaded, or on
+the robot's belts on their way out) and the sim time it took.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..fidelity_manager import FidelityConfig, FidelityManager
+from ..simulator.engine import MujocoEngine
+from ..simulator.poses import box_aabbs
+from ..simulator.snapshot import Snapshot
+from ..world_generators import unloader as geo
+from ..world_generators.truck import TRAILER_WIDTH
+from .controller import (
+    CONTROL_PERIOD,
+    CORRIDOR,
+    CORRIDOR_TOP,
+    CUP_AHEAD,
+    EXTEND,
+    LAYER,
+    MAX_REACH,
+    NOSE_REACH_MAX,
+    NOSE_TIP,
+    PICKABLE,
+    PRESS,
+    TALL,
+    Move,
+    UnloadingController,
+)
+from .robot import Unloader
+
+MAX_ACTION_S = 40.0  # s of sim time: an action still running then is cut off
+MANAGER_TICK = 0.04  # s of sim time between manager ticks (as the truck benchmark)
+
+
+@dataclass(frozen=True)
+class Action:
+    """``pick`` at packet row ``packet``, or ``sweep`` (``packet`` -1)."""
+
+    kind: str
+    packet: int = -1
+
+    def __str__(self) -> str:
+        return f"pick {self.packet}" if self.kind == "pick" else "sweep"
+
+
+SWEEP = Action("sweep")
+
+
+@dataclass(frozen=True)
+class Face:
+    """What the controller sees in front of the robot: rows, AABBs, and its planning geometry."""
+
+    rows: np.ndarray  # packet rows ahead of the base, in the trailer
+    lo: np.ndarray
+    hi: np.ndarray
+    block: float  # x of the nearest packet in the nose's lane (inf: none)
+    wall: float  # x of the nearest standing tall packet (inf: none)
+    picks: np.ndarray  # indices into rows of the pick candidates, best first
+
+
+def ahead(robot: Unloader) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, AABB lows and highs of the in-truck packets ahead of the robot's base, inside the
+    trailer (what the controller perceives)."""
+    rows = np.flatnonzero(robot.in_truck)
+    lo, hi = box_aabbs(robot.packet_poses(rows), robot.packet_half[rows])
+    keep = ((lo[:, 0] > robot.model_x() + geo.BASE_FRONT + 0.05)
+            & (np.abs(lo[:, 1] + hi[:, 1]) < TRAILER_WIDTH))
+    return rows[keep], lo[keep], hi[keep]
+
+
+def face(controller: UnloadingController) -> Face:
+    """The controller's view and the geometry of its plan (``UnloadingController._plan`` at stall
+    level 0): the lane block, the standing wall, the reachable pick candidates ranked."""
+    robot = controller.robot
+    rows, lo, hi = ahead(robot)
+    tip = robot.model_x() + NOSE_TIP + controller.cmd["nose_reach"]
+    lane = ((lo[:, 1] < CORRIDOR) & (hi[:, 1] > -CORRIDOR) & (lo[:, 2] < CORRIDOR_TOP)
+            & (0.5 * (lo[:, 0] + hi[:, 0]) > tip - 0.1))
+    block = float(lo[lane, 0].min()) if lane.any() else np.inf
+    height = hi[:, 2] - lo[:, 2]
+    square = (np.abs(2.0 * robot.packet_half[rows] - height[:, None]) < 0.03).any(axis=1)
+    standing = (hi[:, 2] > TALL) & square
+    wall = float(lo[standing, 0].min()) if standing.any() else np.inf
+    cand = standing & (lo[:, 0] < wall + LAYER)
+    if not cand.any() and rows.size:
+        front = lo[lane, 0].min() if lane.any() else lo[:, 0].min()
+        cand = (hi[:, 2] > PICKABLE) & (lo[:, 0] < front + LAYER)
+    base_limit = block - NOSE_REACH_MAX - 0.05  # the raised nose stays clear of the lane
+    need = lo[:, 0] - CUP_AHEAD - geo.TOOL_HOME[0] - EXTEND + PRESS - base_limit
+    c = np.flatnonzero(cand & (need <= MAX_REACH - 0.05))
+    picks = c[np.lexsort((np.abs(lo[c, 1] + hi[c, 1]), -hi[c, 2]))]
+    return Face(rows, lo, hi, block, wall, picks)
+
+
+def options(controller: UnloadingController, max_picks: int = 3) -> list[Action]:
+    """The actions open now: picks at the ``max_picks`` best candidates, then the sweep (none
+    when nothing is left in front of the robot)."""
+    f = face(controller)
+    if not f.rows.size:
+        return []
+    return [Action("pick", int(f.rows[i])) for i in f.picks[:max_picks]] + [SWEEP]
+
+
+def removed(robot: Unloader) -> int:
+    """Packets no longer in front of the robot: unloaded, or on the robot on their way out."""
+    return len(robot.packets) - len(ahead(robot)[0])
+
+
+def no_announcement(action: str) -> None:
+    """The plungers' signaler observes the extend command: nothing to announce."""
+
+
+class DirectedController(UnloadingController):
+    """The unloading controller doing the action it is told, stopping at the next decision."""
+
+    def __init__(self, robot: Unloader, seed: int = 0):
+        super().__init__(robot, no_announcement, seed)
+        self.next_action: Action | None = None
+        self.at_decision = False
+
+    def start(self, action: Action) -> None:
+        """Do ``action`` from the next tick on."""
+        self.next_action, self.at_decision = action, False
+        self.queue, self.move = [], None
+
+    def _plan(self) -> list[Move]:
+        action, self.next_action = self.next_action, None
+        if action is None:  # the action is done: a decision is due
+            self.at_decision = True
+            return [Move("decide", {}, timeout=0.0)]
+        f = face(self)
+        if not f.rows.size:
+            return [Move("idle", {}, timeout=0.0, dwell=1.0)]
+        if action.kind == "pick" and (action.packet in f.rows or f.picks.size):
+            # the packet, or (gone meanwhile) the best candidate
+            i = (int(np.flatnonzero(f.rows == action.packet)[0]) if action.packet in f.rows
+                 else int(f.picks[0]))
+            return self._pick(int(f.rows[i]), f.lo[i], f.hi[i], f.block)
+        return self._sweep(f.block if np.isfinite(f.block) else float(f.lo[:, 0].min()),
+                           f.wall - 0.1)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one action did: packets removed and unloaded meanwhile, sim and wall seconds."""
+
+    action: Action
+    removed: int
+    unloaded: int
+    sim_time: float
+    wall: float
+
+    @property
+    def rate(self) -> float:
+        """Packets removed per second of sim time."""
+        return self.removed / max(self.sim_time, 1e-9)
+
+
+class Rollouts:
+    """Runs actions on ``engine`` from saved states, each with a fresh fidelity manager of
+    ``preset`` (``hifi``: none) and cut off after ``max_action`` sim seconds, and counts what
+    they removed."""
+
+    def __init__(self, engine: MujocoEngine, robot: Unloader, config: FidelityConfig,
+                 preset: str, max_action: float = MAX_ACTION_S):
+        self.engine, self.robot, self.config, self.preset = engine, robot, config, preset
+        self.max_action = max_action
+        self.enabled = config.preset(preset).enabled
+        self.steps = max(1, int(round(CONTROL_PERIOD / engine.step_size)))
+        self.tick_every = max(1, int(round(MANAGER_TICK / CONTROL_PERIOD)))
+        self.sim_seconds = 0.0  # simulated by this object so far
+        self.actions = 0
+
+    def fork(self, controller: DirectedController) -> DirectedController:
+        """A copy of ``controller`` (at a decision) that drives this object's robot."""
+        return copy.deepcopy(controller, {id(controller.robot): self.robot})
+
+    def run(self, controller: DirectedController, action: Action,
+            start: Snapshot | None = None) -> Outcome:
+        """Restore ``start`` (if given), then do ``action`` until the next decision (at most
+        ``max_action``); ``controller`` must drive this object's robot."""
+        if start is not None:
+            self.engine.restore(start)
+        t0, wall0 = self.engine.time, time.perf_counter()
+        removed0, unloaded0 = removed(self.robot), self.robot.unloaded
+        controller.start(action)
+        manager = FidelityManager(self.engine, self.config, self.preset) if self.enabled else None
+        try:
+            ticks = 0
+            while not controller.at_decision and self.engine.time - t0 < self.max_action:
+                controller.tick()
+                if controller.at_decision:
+                    break
+                self.engine.step(self.steps)
+                ticks += 1
+                if manager is not None and ticks % self.tick_every == 0:
+                    manager.tick()
+        finally:
+            if manager is not None:
+                manager.close()  # every lever back: the state at the next decision is all HIGH
+        self.sim_seconds += self.engine.time - t0
+        self.actions += 1
+        return Outcome(action, removed(self.robot) - removed0, self.robot.unloaded - unloaded0,
+                       self.engine.time - t0, time.perf_counter() - wall0)

@@ -1,0 +1,132 @@
+"""The pick-or-sweep classifier of paper 000 (Sec. 5.4, Table 1), trained from simulation.
+
+Data: at each decision of a run (:mod:`.actions`), the state is saved, a pick is run (the
+controller's best candidate) and the packets it removed counted, the state is restored, a sweep is
+run and counted; the state's :mod:`features <.features>` are labelled with the action that removed
+more (a tie goes to the one that took less sim time). The run goes on from the better action's end
+(its end state is kept as a snapshot while the other runs). Decisions where no pick is possible are
+swept without a sample. Collection stops at a wall-clock budget.
+
+Model: a binary logistic regression (scikit-learn, standardised features); data of one class only
+gives the constant classifier of that class. Collected in HiFi and in AdFi-1 (the look-ahead runs
+with the fidelity manager, one per action), tested on labels collected in HiFi on another world.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..fidelity_manager import FidelityConfig
+from .actions import MAX_ACTION_S, SWEEP, DirectedController, Outcome, Rollouts, options
+from .errors import TruckError
+from .features import FEATURES, state_features
+from .robot import load_truck
+
+PICK, SWEEP_LABEL = 1, 0
+LABELS = {PICK: "pick", SWEEP_LABEL: "sweep"}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled decision: features, label, both outcomes, and when it was ready (wall
+    seconds since its collection began)."""
+
+    features: np.ndarray
+    label: int
+    pick: Outcome
+    sweep: Outcome
+    ready: float
+
+
+@dataclass(frozen=True)
+class Collection:
+    """The samples of one run and what it cost."""
+
+    preset: str
+    world: str
+    samples: list[Sample]
+    wall: float  # seconds of collection
+    sim_time: float  # seconds simulated (both actions of every decision)
+
+    @property
+    def x(self) -> np.ndarray:
+        return np.array([s.features for s in self.samples]).reshape(-1, len(FEATURES))
+
+    @property
+    def y(self) -> np.ndarray:
+        return np.array([s.label for s in self.samples], int)
+
+    def until(self, wall: float) -> "Collection":
+        """The samples ready within ``wall`` seconds of collection."""
+        kept = [s for s in self.samples if s.ready <= wall]
+        return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time)
+
+
+def label(pick: Outcome, sweep: Outcome) -> int:
+    """The better action: more packets removed; on a tie, the quicker."""
+    if pick.removed != sweep.removed:
+        return PICK if pick.removed > sweep.removed else SWEEP_LABEL
+    return PICK if pick.sim_time < sweep.sim_time else SWEEP_LABEL
+
+
+def collect(world: str | Path, preset: str, config: FidelityConfig, budget: float, seed: int = 0,
+            max_samples: int | None = None, max_action: float = MAX_ACTION_S,
+            progress: Callable[[Sample], None] | None = None) -> Collection:
+    """Label decisions on ``world`` with look-ahead in ``preset`` until ``budget`` wall seconds
+    have passed (a decision that has begun is finished) or ``max_samples`` are collected."""
+    engine, robot = load_truck(world)
+    rollouts = Rollouts(engine, robot, config, preset, max_action)
+    controller = DirectedController(robot, seed)
+    samples: list[Sample] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < budget and len(samples) < (max_samples or np.inf):
+        opts = options(controller)
+        if not opts:
+            break
+        if opts[0] == SWEEP:  # nothing to pick: no choice to learn from
+            rollouts.run(controller, SWEEP)
+            continue
+        x, saved = state_features(controller), engine.snapshot()
+        picker = rollouts.fork(controller)
+        pick = rollouts.run(picker, opts[0])
+        after_pick = engine.snapshot()
+        sweeper = rollouts.fork(controller)
+        sweep = rollouts.run(sweeper, SWEEP, saved)
+        y = label(pick, sweep)
+        if y == PICK:  # go on from the better action's end
+            engine.restore(after_pick)
+            controller = picker
+        else:
+            controller = sweeper
+        samples.append(Sample(x, y, pick, sweep, time.perf_counter() - start))
+        if progress is not None:
+            progress(samples[-1])
+    return Collection(preset, str(world), samples, time.perf_counter() - start,
+                      rollouts.sim_seconds)
+
+
+def train(collection: Collection):
+    """A fitted classifier of the collection's samples (see the module docstring)."""
+    from sklearn.dummy import DummyClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = collection.x, collection.y
+    if not len(y):
+        raise TruckError(f"no samples collected in {collection.preset} on {collection.world}: "
+                         "give a larger budget")
+    if len(np.unique(y)) < 2:
+        return DummyClassifier(strategy="constant", constant=int(y[0])).fit(x, y)
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(x, y)
+
+
+def accuracy(model, collection: Collection) -> float:
+    """Share of the collection's labels the model predicts (NaN without samples)."""
+    if not collection.samples:
+        return float("nan")
+    return float(np.mean(model.predict(collection.x) == collection.y))

@@ -1,0 +1,103 @@
+"""Looking ahead with snapshots on a small truck world: actions one at a time, the pick-or-sweep
+classifier's labels and model (paper 000 Table 1), a planner decision (Fig. 8), and the
+``simfid example truck-*`` commands' JSON. Actions are cut short (``max_action``) to keep it quick;
+what is asserted is the machinery, not the unloading."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sim_fidelity.cli import main
+from sim_fidelity.fidelity_manager import FidelityConfig
+from sim_fidelity.truck.actions import SWEEP, Action, DirectedController, Outcome, options
+from sim_fidelity.truck.bench import CONFIG
+from sim_fidelity.truck.classifier import PICK, SWEEP_LABEL, Collection, collect, label, train
+from sim_fidelity.truck.features import FEATURES, state_features
+from sim_fidelity.truck.planner import Planner
+from sim_fidelity.truck.robot import load_truck
+from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
+
+CUT = 0.6  # s of sim time per action
+
+
+@pytest.fixture(scope="module")
+def small_wall(tmp_path_factory):
+    lay = layout_sections((Section("wall", 8, 0.6),), np.random.default_rng(1))
+    path = tmp_path_factory.mktemp("lookahead") / "small_wall.sdf"
+    path.write_text(world_sdf("small_wall", packets_sdf(lay)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def config():
+    return FidelityConfig.load(CONFIG)
+
+
+def test_options_and_features_of_the_first_decision(small_wall):
+    _, robot = load_truck(small_wall)
+    controller = DirectedController(robot)
+    opts = options(controller, max_picks=2)
+    assert opts[-1] == SWEEP and len(opts) == 3
+    assert all(a.kind == "pick" and robot.in_truck[a.packet] for a in opts[:2])
+    x = state_features(controller)
+    assert x.shape == (len(FEATURES),) and np.isfinite(x).all()
+    counts = x[FEATURES.index("lane0_count"):FEATURES.index("lane4_count") + 1]
+    assert counts.sum() == 8  # the whole wall stands within reach of the base
+
+
+def _outcome(action: Action, removed: int, sim_time: float) -> Outcome:
+    return Outcome(action, removed, 0, sim_time, 0.0)
+
+
+def test_label_prefers_more_removed_then_the_quicker():
+    pick = Action("pick", 3)
+    assert label(_outcome(pick, 2, 9.0), _outcome(SWEEP, 1, 5.0)) == PICK
+    assert label(_outcome(pick, 0, 5.0), _outcome(SWEEP, 1, 9.0)) == SWEEP_LABEL
+    assert label(_outcome(pick, 1, 9.0), _outcome(SWEEP, 1, 5.0)) == SWEEP_LABEL
+    assert label(_outcome(pick, 1, 4.0), _outcome(SWEEP, 1, 5.0)) == PICK
+
+
+def test_collect_labels_a_decision_and_trains_a_model(small_wall, config):
+    col = collect(small_wall, "adfi-1", config, budget=1e-3, max_samples=1, max_action=CUT)
+    assert len(col.samples) == 1  # a decision begun is finished, whatever the budget
+    s = col.samples[0]
+    assert s.label in (PICK, SWEEP_LABEL) and s.features.shape == (len(FEATURES),)
+    assert s.pick.action.kind == "pick" and s.sweep.action == SWEEP
+    assert s.pick.sim_time == pytest.approx(CUT, abs=0.03)  # cut off
+    assert col.sim_time == pytest.approx(s.pick.sim_time + s.sweep.sim_time)
+    model = train(col)  # one class: the constant classifier of it
+    assert model.predict(col.x).tolist() == [s.label]
+    mixed = Collection("adfi-1", "x", [s, s.__class__(s.features + 1.0, 1 - s.label, s.pick,
+                                                       s.sweep, 0.0)], 1.0, 1.0)
+    assert sorted(train(mixed).predict(mixed.x).tolist()) == [0, 1]  # logistic regression
+
+
+def test_planner_decision_with_a_tiny_budget(small_wall, config):
+    engine, robot = load_truck(small_wall)
+    controller = DirectedController(robot)
+    planner = Planner(small_wall, "adfi-1", config, budget=0.0, depth=2, max_action=CUT)
+    decision = planner.decide(engine.snapshot(), controller)
+    assert decision.nodes >= 1 and decision.sequences >= 1
+    assert decision.chosen in options(controller)
+    assert decision.chosen == options(controller)[0]  # one node: the controller's own choice
+    assert engine.time == 0.0  # the executed world is untouched
+
+
+def test_example_commands_json(small_wall, capsys):
+    assert main(["example", "truck-classifier", "--world", str(small_wall), "--test-world",
+                 str(small_wall), "--budget", "0.001", "--max-action", str(CUT), "--modes",
+                 "hifi", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = out["rows"]["hifi"]
+    assert row["samples"] == 1 and out["test"]["samples"] == 1
+    assert {"training_accuracy", "test_accuracy", "test_accuracy_at", "rtf"} <= set(row)
+    assert main(["example", "truck-planner", "--world", str(small_wall), "--budget", "0",
+                 "--duration", "0.5", "--depth", "1", "--max-action", str(CUT), "--modes",
+                 "adfi-1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = out["rows"]["adfi-1"]
+    assert row["decisions"] == 1 and row["nodes"] == 1 and row["sim_s"] >= 0.5
+    assert main(["example", "truck-planner", "--modes", "adfi-9"]) == 2
+    assert "unknown mode(s) adfi-9" in capsys.readouterr().err
