@@ -220,7 +220,7 @@ def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
     for m, r in first.items():
         ax.plot([s["time"] for s in r["samples"]], [s["rtf"] for s in r["samples"]], label=m)
     ax.set_xlabel("simulation time [s]")
-    ax.set_ylabel("real-time factor")
+    ax.set_ylabel("real-time factor [sim s / wall s]")
     ax.set_yscale("log")
     ax.set_title(f"Scenario {sc}: instantaneous RTF (seed {ref['seed']}; orange: pick, "
                  f"green: sweep, phases of {ref['mode']})")
@@ -233,10 +233,12 @@ def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, m in enumerate(modes):
         vals = [r["unloaded"] for r in runs if r["mode"] == m]
-        ax.scatter(np.full(len(vals), i) + np.linspace(-0.15, 0.15, len(vals)), vals)
+        ax.scatter(np.full(len(vals), i) + np.linspace(-0.15, 0.15, len(vals)), vals, label=m)
     ax.set_xticks(range(len(modes)), modes)
-    ax.set_ylabel(f"packets unloaded in {result['duration']:g} s")
+    ax.set_xlabel("mode (one dot per repeat)")
+    ax.set_ylabel(f"packets unloaded in {result['duration']:g} s [packets]")
     ax.set_title(f"Scenario {sc}: unloaded packets per repeat")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(out_dir / f"truck_{sc}_unloaded.png")
     fig.savefig(paths[-1], dpi=110)
@@ -245,12 +247,14 @@ def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     for m, s in summary.items():
         err = s.get("rate_error_pct", float("nan"))
-        ax.scatter(s["rtf_mean"], err)
+        ax.scatter(s["rtf_mean"], err, label=m)
         ax.annotate(m, (s["rtf_mean"], err), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    ax.set_xlabel("real-time factor")
+    ax.set_xlabel("mean real-time factor [sim s / wall s]")
     ax.set_ylabel("|unload-rate error| vs hifi [%]")
     hifi_rate = summary.get("hifi", {}).get("rate_mean", float("nan"))
-    ax.set_title(f"Scenario {sc} (hifi rate {hifi_rate:.0f} packets/h)")
+    ax.set_title(f"Scenario {sc}: unload-rate error against speed (hifi rate {hifi_rate:.0f} "
+                 "packets/h)")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(out_dir / f"truck_{sc}_error.png")
     fig.savefig(paths[-1], dpi=110)

@@ -193,9 +193,11 @@ def plot(o: Outcome, folder: Path) -> list[Path]:
 
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 5.0), sharey=True)
     for ax, phase, tag in zip(axes, ("Design", "Deploy"), "ab"):
-        for track in o.tracks[phase]:
-            ax.plot(track[:, 0], track[:, 1], ".", ms=1.5, alpha=0.5)
-        ax.plot(wp[:, 0], wp[:, 1], "k+", ms=14, mew=2)
+        for i, track in enumerate(o.tracks[phase]):
+            ax.plot(track[:, 0], track[:, 1], ".", ms=1.5, alpha=0.5,
+                    label=f"missions ({len(o.tracks[phase])})" if i == 0 else None)
+        ax.plot(wp[:, 0], wp[:, 1], "k+", ms=14, mew=2, label="waypoints")
+        ax.legend(loc="lower left", fontsize=8)
         ax.set(title=f"({tag}) {phase} tracks (cf. Fig. 9{tag})", xlabel="x east (m)",
                aspect="equal")
         ax.grid(alpha=0.3)
