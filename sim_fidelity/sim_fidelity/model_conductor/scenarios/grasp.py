@@ -16,6 +16,7 @@ localisation [Pfanne & Chalon 2017]) and a grasp monitor, both reading the robot
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import mujoco
@@ -26,6 +27,7 @@ from ...world_generators import ur5e_hand3 as arm
 from ...world_generators.sdf_text import world
 from ..errors import ModelError
 from ..model import POSE, TWIST, Model, Observer, Requirement, RequirementKind, Stepping
+from ..simulation_model import twist_between
 
 EFFORT_THRESHOLD = 0.2  # N m on a proximal finger joint: the finger presses something
 ROBOT = "arm"
@@ -35,22 +37,27 @@ def proximal_joints() -> list[str]:
     return [f"{f}_proximal_joint" for f in arm.FINGERS]
 
 
+@lru_cache(maxsize=4)
+def _arm_model(base: tuple[float, ...]) -> mujoco.MjModel:
+    """The ``ur5e_hand3`` arm alone at ``base`` (compiled once per base pose)."""
+    from ...simulator.engine import MujocoEngine
+
+    rpy = pose_math.quat_to_rpy(np.array(base[3:7])) if len(base) == 7 else np.zeros(3)
+    pose = " ".join(f"{v:.9g}" for v in (*base[:3], *rpy))
+    include = (f"<include><uri>model://ur5e_hand3</uri><name>{ROBOT}</name>"
+               f"<pose>{pose}</pose></include>")
+    return MujocoEngine.from_string(world("hand_kinematics", include)).model
+
+
 class HandKinematics:
     """Forward kinematics of the ``ur5e_hand3`` arm placed at ``base`` (7,): the palm's pose and
     the phalanges' axis segments for given joint positions."""
 
     def __init__(self, base: np.ndarray):
-        from ...simulator.engine import MujocoEngine
-
-        base = np.asarray(base, float)
-        rpy = pose_math.quat_to_rpy(base[3:7]) if base.size == 7 else np.zeros(3)
-        pose = " ".join(f"{v:.9g}" for v in (*base[:3], *rpy))
-        include = (f"<include><uri>model://ur5e_hand3</uri><name>{ROBOT}</name>"
-                   f"<pose>{pose}</pose></include>")
-        self.engine = MujocoEngine.from_string(world("hand_kinematics", include))
-        m = self.engine.model
-        joints = [f"{ROBOT}::{j}" for j in arm.joint_names()]
-        self.qadr, _ = self.engine.index.joint_addresses(m, joints)
+        self.model = m = _arm_model(tuple(float(v) for v in np.asarray(base, float)))
+        self.data = mujoco.MjData(m)
+        joints = [m.joint(f"{ROBOT}::{j}") for j in arm.joint_names()]
+        self.qadr = np.array([j.qposadr[0] for j in joints])
         self.palm = m.body(f"{ROBOT}::palm").id
         self.phalanges = np.array([[m.body(f"{ROBOT}::{f}_{p}").id for p in ("proximal",
                                                                               "distal")]
@@ -60,43 +67,72 @@ class HandKinematics:
 
     def update(self, positions: np.ndarray) -> None:
         """Joint positions in :func:`ur5e_hand3.joint_names` order."""
-        d = self.engine.data
-        d.qpos[self.qadr] = positions
-        mujoco.mj_kinematics(self.engine.model, d)
+        self.data.qpos[self.qadr] = positions
+        mujoco.mj_kinematics(self.model, self.data)
 
-    def palm_pose(self) -> np.ndarray:
-        d = self.engine.data
-        return np.r_[d.xpos[self.palm], pose_math.wxyz_to_xyzw(d.xquat[self.palm])]
+    def palm_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The palm's position, rotation matrix and quaternion (w x y z)."""
+        d = self.data
+        return d.xpos[self.palm].copy(), d.xmat[self.palm].reshape(3, 3).copy(), \
+            d.xquat[self.palm].copy()
 
     def segments(self) -> tuple[np.ndarray, np.ndarray]:
         """Start points and end points (3 fingers, 2 phalanges, 3) of the phalanx axes."""
-        d = self.engine.data
+        d = self.data
         start = d.xpos[self.phalanges]
         rot = d.xmat[self.phalanges].reshape(3, 2, 3, 3)
         return start, start + (rot @ self.axis) * self.lengths[None, :, None]
 
 
+def _in_frame(frame: tuple[np.ndarray, np.ndarray, np.ndarray], pose: np.ndarray
+              ) -> np.ndarray:
+    """``pose`` (x y z qx qy qz qw, world) in the frame (position, rotation, wxyz quaternion)."""
+    p, r, q = frame
+    inv, rel = np.zeros(4), np.zeros(4)
+    mujoco.mju_negQuat(inv, q)
+    mujoco.mju_mulQuat(rel, inv, pose_math.xyzw_to_wxyz(pose[3:7]))
+    return np.r_[r.T @ (pose[:3] - p), pose_math.wxyz_to_xyzw(rel)]
+
+
+def _from_frame(frame: tuple[np.ndarray, np.ndarray, np.ndarray], relative: np.ndarray
+                ) -> np.ndarray:
+    """The world pose of ``relative`` (a pose in the frame)."""
+    p, r, q = frame
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, q, pose_math.xyzw_to_wxyz(relative[3:7]))
+    return np.r_[p + r @ relative[:3], pose_math.wxyz_to_xyzw(out)]
+
+
 def sphere_centre(starts: np.ndarray, ends: np.ndarray, distance: float, guess: np.ndarray,
-                  prior: float = 0.05, iterations: int = 20) -> np.ndarray:
-    """The point whose distance to the nearest of each finger's segments is ``distance``
-    (Gauss-Newton; ``prior`` weights staying near ``guess``, which settles the directions two
-    fingers leave free). ``starts``/``ends``: (fingers, segments, 3)."""
+                  prior: float = 0.05, iterations: int = 40, max_step: float = 0.005
+                  ) -> np.ndarray:
+    """The point equally far from the nearest of each finger's segments, about ``distance``
+    (the sphere's radius plus the phalanx radius; the common distance is estimated too, since a
+    squeezed contact sinks in). Gauss-Newton with steps of at most ``max_step``; ``prior``
+    weights staying near ``guess`` and the nominal distance, which settles what two fingers
+    leave free. ``starts``/``ends``: (fingers, segments, 3)."""
     c = np.asarray(guess, float).copy()
+    d = float(distance)
+    seg = ends - starts
+    rows = np.arange(len(starts))
     for _ in range(iterations):
-        seg = ends - starts
-        t = np.clip(np.einsum("fsk,fsk->fs", c - starts, seg) / np.einsum("fsk,fsk->fs", seg,
-                                                                          seg), 0.0, 1.0)
-        nearest = starts + t[..., None] * seg
-        diff = c - nearest
+        t = np.clip(np.einsum("fsk,fsk->fs", c - starts, seg)
+                    / np.einsum("fsk,fsk->fs", seg, seg), 0.0, 1.0)
+        diff = c - (starts + t[..., None] * seg)
         dist = np.linalg.norm(diff, axis=-1)
         pick = dist.argmin(axis=1)
-        rows = np.arange(len(dist))
-        d, g = dist[rows, pick], diff[rows, pick] / np.maximum(dist[rows, pick], 1e-9)[:, None]
-        jac = np.vstack([g, prior * np.eye(3)])
-        res = np.r_[d - distance, prior * (c - guess)]
+        near = dist[rows, pick]
+        g = diff[rows, pick] / np.maximum(near, 1e-9)[:, None]
+        jac = np.zeros((len(rows) + 4, 4))
+        jac[:len(rows), :3], jac[:len(rows), 3] = g, -1.0
+        jac[len(rows):, :] = prior * np.eye(4)
+        res = np.r_[near - d, prior * (c - guess), prior * (d - distance)]
         delta = np.linalg.lstsq(jac, -res, rcond=None)[0]
-        c = c + delta
-        if np.linalg.norm(delta) < 1e-7:
+        size = np.linalg.norm(delta[:3])
+        if size > max_step:
+            delta *= max_step / size
+        c, d = c + delta[:3], d + delta[3]
+        if size < 1e-6:
             break
     return c
 
@@ -108,6 +144,7 @@ class _Held:
         self.pose = np.asarray(pose, float).copy()
         self.previous = self.pose.copy()
         self.relative: np.ndarray | None = None  # pose in the palm frame, once in the hand
+        self.interval = 0.0  # s between ``previous`` and ``pose``
 
 
 class InHandModel(Model):
@@ -129,7 +166,8 @@ class InHandModel(Model):
         self._joints: np.ndarray | None = None
         self._efforts = np.zeros(len(arm.FINGERS))
         self._held: dict[str, _Held] = {}
-        self._dt = 0.0
+        self._fresh = False  # joint data arrived since the last prediction
+        self._since = 0.0  # s since the last prediction
 
     def requires(self) -> Mapping[str, Requirement]:
         return {"robot_pose": Requirement(RequirementKind.POSE, ROBOT),
@@ -164,36 +202,38 @@ class InHandModel(Model):
         joints = joint_vectors(message)
         if joints is not None:
             self._joints, self._efforts = joints
+            self._fresh = True
 
     def _update(self, obj: str, held: _Held) -> None:
-        kin = self.kinematics
-        palm = kin.palm_pose()
+        palm = self.kinematics.palm_frame()
         pressing = self._efforts > self.effort_threshold
         spec = self.objects[obj]
         if spec["shape"] == "rigid":
             if held.relative is None:
-                held.relative = pose_math.compose(pose_math.inverse(palm), held.pose)
+                held.relative = _in_frame(palm, held.pose)
         elif pressing.sum() >= self.min_fingers:
-            starts, ends = kin.segments()
-            guess = (pose_math.compose(palm, held.relative)[:3] if held.relative is not None
+            starts, ends = self.kinematics.segments()
+            guess = (_from_frame(palm, held.relative)[:3] if held.relative is not None
                      else held.pose[:3])
             centre = sphere_centre(starts[pressing], ends[pressing],
                                    float(spec["radius"]) + arm.PHALANX_RADIUS, guess)
-            held.relative = pose_math.compose(pose_math.inverse(palm),
-                                              np.r_[centre, held.pose[3:]])
+            held.relative = _in_frame(palm, np.r_[centre, held.pose[3:]])
         if held.relative is not None:
-            held.pose = pose_math.compose(palm, held.relative)
+            held.pose = _from_frame(palm, held.relative)
 
     # --- time --------------------------------------------------------------------------------
     def step(self, dt: float) -> None:
-        self._dt = dt
-        if self._joints is None:
+        """Predicts anew when new joint data has arrived since the last step."""
+        self._since += dt
+        if not self._fresh:
             return
+        self._fresh = False
         self.kinematics.update(self._joints)
         self.fingers_pressing = int((self._efforts > self.effort_threshold).sum())
         for obj, held in self._held.items():
-            held.previous = held.pose.copy()
+            held.previous, held.interval = held.pose.copy(), self._since
             self._update(obj, held)
+        self._since = 0.0
 
     # --- responsibility ----------------------------------------------------------------------
     def value(self, entity: str, attribute: str) -> Any:
@@ -202,11 +242,9 @@ class InHandModel(Model):
             return super().value(entity, attribute)
         if attribute == POSE:
             return held.pose.copy()
-        if self._dt <= 0:
+        if held.interval <= 0:
             return np.zeros(6)
-        from ..simulation_model import twist_between
-
-        return twist_between(held.previous, held.pose, self._dt)
+        return twist_between(held.previous, held.pose, held.interval)
 
     def take(self, entity: str, attribute: str, value: Any) -> None:
         if attribute == POSE:
