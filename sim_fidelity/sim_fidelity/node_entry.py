@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import importlib
 
-from .shutdown import catch_early_signals
+from .shutdown import catch_early_signals, report_exit
 
 
 def _run(module: str) -> int:
     catch_early_signals()
-    return importlib.import_module(module).main()
+    code = importlib.import_module(module).main()
+    report_exit()
+    return code
 
 
 def sim_server() -> int:

@@ -188,15 +188,13 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
     ``overrides`` win over the command line's parameters; ``use_sim_time`` is imposed (managers
     and the controller tick on ``/clock``; the simulator publishes it).
     """
-    from .shutdown import Interrupted, early_signal, raise_on_signals
+    from .shutdown import Interrupted, raise_on_signals
 
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     log = None  # rclpy's logger, once rclpy is imported
     code = 0
     with raise_on_signals(ignore_after=True):  # from before rclpy loads: a signal there counts
         try:
-            if (signum := early_signal()) is not None:  # while the node's modules loaded
-                raise Interrupted(signum)
             import rclpy
             from rclpy.logging import get_logger
             from rclpy.parameter import Parameter

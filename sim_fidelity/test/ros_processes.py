@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,7 +61,12 @@ def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tu
                             stderr=subprocess.STDOUT, start_new_session=group)
 
 
-def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
+WALL_EXIT_S = 30.0  # for a signalled node to be gone, the scheduling of a loaded machine included
+_EXIT_LINE = re.compile(r"exit (\d+\.\d+) s after SIG\w+ reached its handler")
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = WALL_EXIT_S) -> int:
+    """Signal ``proc`` and wait for it; killed (exit code -9) if still running after ``timeout``."""
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
@@ -71,13 +77,50 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0
     return proc.returncode
 
 
-def wait_for(predicate, timeout: float = 10.0, period: float = 0.02) -> bool:
+def exits_within(proc: subprocess.Popen, timeout: float) -> bool:
+    """Whether ``proc`` ends within ``timeout`` seconds (it is killed if not)."""
+    try:
+        proc.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return False
+
+
+def seconds_to_exit(log: Path) -> float:
+    """How long after its signal handler ran a node exited, as its last line says
+    (``sim_fidelity.shutdown.report_exit``): the part of a shutdown the node controls; the wall
+    time from ``send_signal`` adds the scheduling delays of a loaded machine."""
+    text = log.read_text()
+    said = _EXIT_LINE.findall(text)
+    assert said, f"{log.name} does not say when it exited after the signal:\n{text[-2500:]}"
+    return float(said[-1])
+
+
+def wait_for(predicate, timeout: float = 30.0, period: float = 0.02) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes; whether it held."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if predicate():
             return True
         time.sleep(period)
     return predicate()
+
+
+def settles(read, quiet_s: float = 1.0, timeout: float = 60.0) -> bool:
+    """Whether ``read()`` (a count of messages, a clock) stays the same for ``quiet_s`` within
+    ``timeout``. What was sent before a stop but delivered late (a loaded machine) passes
+    first, so a check that nothing comes after the stop does not race it."""
+    end = time.monotonic() + timeout
+    last, since = read(), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.02)
+        if (now := read()) != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return True
+    return False
 
 
 class Probe:

@@ -4,7 +4,9 @@
 ``--ros-args -r __node:=N -r __ns:=/ --params-file FILE ...`` (a dict becomes a ``/**`` parameter
 file); launch stops all processes with SIGINT at the same moment, a terminal's Ctrl-C reaches
 each process twice (the process group, then launch), and SIGTERM follows when they linger.
-Each node must then exit 0 within SHUTDOWN_S, without a stack trace.
+Each node must then exit 0 within SHUTDOWN_S of its signal handler (as it logs at exit; the
+process must be gone within WALL_EXIT_S, a loaded machine's scheduling included), without a
+stack trace.
 """
 from __future__ import annotations
 
@@ -16,11 +18,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ros_processes import REPO, Probe, next_domain, start_as_launch, wait_for
+from ros_processes import (
+    REPO,
+    WALL_EXIT_S,
+    Probe,
+    exits_within,
+    next_domain,
+    seconds_to_exit,
+    start_as_launch,
+    wait_for,
+)
 
 pytest.importorskip("sim_fidelity_interfaces.msg", reason="interface packages not built")
 
-SHUTDOWN_S = 5.0
+SHUTDOWN_S = 5.0  # from a node's signal handler to its exit (the manager restores in 2.5 s)
 WORLD = REPO / "worlds" / "truck_A.sdf"
 
 
@@ -34,18 +45,18 @@ def logs(tmp: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text()[-2500:]}" for p in sorted(tmp.glob("*.log")))
 
 
-def stopped_within(procs: dict[str, subprocess.Popen], started: float, tmp: Path) -> dict[str, int]:
-    """Exit codes, once every process has exited; fails for one still running SHUTDOWN_S after
-    ``started`` (it is killed)."""
-    codes = {}
+def stopped(procs: dict[str, subprocess.Popen], tmp: Path) -> dict[str, int]:
+    """Exit codes, once every process has exited; fails for one still running WALL_EXIT_S after
+    the signal (it is killed) or one that took longer than SHUTDOWN_S after its signal handler."""
     for name, proc in procs.items():
-        try:
-            codes[name] = proc.wait(max(0.0, started + SHUTDOWN_S - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        if not exits_within(proc, WALL_EXIT_S):
             for p in procs.values():
                 p.kill()
-            pytest.fail(f"{name} still running {SHUTDOWN_S:g} s after the signal\n{logs(tmp)}")
-    return codes
+            pytest.fail(f"{name} still running {WALL_EXIT_S:g} s after the signal\n{logs(tmp)}")
+    for name in procs:
+        took = seconds_to_exit(tmp / f"{name}.log")
+        assert took < SHUTDOWN_S, f"{name} exited {took:.2f} s after its signal handler ran"
+    return {name: proc.returncode for name, proc in procs.items()}
 
 
 def assert_clean(tmp: Path) -> None:
@@ -108,7 +119,7 @@ def test_one_node_per_name_and_sigint_to_all_at_once(truck):
     def graph() -> list[str]:
         return sorted(n for n, _ns in probe.node.get_node_names_and_namespaces()
                       if n != probe.node.get_name())
-    assert wait_for(lambda: set(graph()) >= set(expected), 10.0), graph()  # discovery done
+    assert wait_for(lambda: set(graph()) >= set(expected), 60.0), graph()  # discovery done
     assert graph() == expected  # each name once, nothing else
     listed = probe.call(ListParameters, "/fidelity_manager/list_parameters",
                         ListParameters.Request()).result.names
@@ -120,21 +131,19 @@ def test_one_node_per_name_and_sigint_to_all_at_once(truck):
                         ListParameters.Request()).result.names
     assert {"world", "seed", "action_topic"} <= set(listed), listed
 
-    started = time.monotonic()
     for proc in procs.values():
         proc.send_signal(signal.SIGINT)
-    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    assert stopped(procs, tmp) == dict.fromkeys(procs, 0), logs(tmp)
     assert_clean(tmp)
 
 
 def test_ctrl_c_twice_to_every_process_group(truck):
     procs, _probe, tmp = truck
-    started = time.monotonic()
     for _ in range(2):
         for proc in procs.values():
             os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.05)
-    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    assert stopped(procs, tmp) == dict.fromkeys(procs, 0), logs(tmp)
     assert_clean(tmp)
 
 
@@ -143,13 +152,11 @@ def test_simulator_gone_then_sigterm(truck):
     restore, and it and the controller (whose sim-time timers no longer fire) exit 0 on SIGTERM."""
     procs, _probe, tmp = truck
     server = procs.pop("sim_server")
-    started = time.monotonic()
     server.send_signal(signal.SIGTERM)
-    assert stopped_within({"sim_server": server}, started, tmp) == {"sim_server": 0}, logs(tmp)
-    started = time.monotonic()
+    assert stopped({"sim_server": server}, tmp) == {"sim_server": 0}, logs(tmp)
     for proc in procs.values():
         proc.send_signal(signal.SIGTERM)
-    assert stopped_within(procs, started, tmp) == dict.fromkeys(procs, 0), logs(tmp)
+    assert stopped(procs, tmp) == dict.fromkeys(procs, 0), logs(tmp)
     report = [line for line in (tmp / "fidelity_manager.log").read_text().splitlines()
               if "could not restore" in line]
     assert len(report) == 1 and "trees below HIGH (packet_" in report[0], logs(tmp)
@@ -204,10 +211,9 @@ def test_a_signal_while_the_nodes_load_stops_them_cleanly(tmp_path):
              for exe, params in nodes.items()}
     for exe, proc in procs.items():
         catching_sigterm(exe, proc, tmp_path)
-    started = time.monotonic()
     for proc in procs.values():
         proc.send_signal(signal.SIGINT)
-    codes = stopped_within(procs, started, tmp_path)
+    codes = stopped(procs, tmp_path)
     assert codes == dict.fromkeys(nodes, 0), logs(tmp_path)
     assert_clean(tmp_path)
 
