@@ -52,3 +52,20 @@ def test_holders_are_texts_in_the_objects_frames_in_their_models_colours():
     cup = texts["cup"]
     assert cup.type == Marker.TEXT_VIEW_FACING and cup.pose.position.z > 0
     assert (cup.color.r, cup.color.g, cup.color.b) == pytest.approx(PALETTE[1])
+
+
+def test_rviz_and_foxglove_configs_show_the_marker_topics():
+    import json
+    from pathlib import Path
+
+    import yaml
+    config = Path(__file__).resolve().parents[1] / "config"
+    rviz = yaml.safe_load((config / "rviz" / "sim_fidelity.rviz").read_text())
+    manager = rviz["Visualization Manager"]
+    assert manager["Global Options"]["Fixed Frame"] == "world"
+    topics = {d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
+    wanted = {"/sim_server/markers", "/kernel_manager/markers", "/model_conductor/markers"}
+    assert topics == wanted
+    fox = json.loads((config / "foxglove" / "sim_fidelity.json").read_text())
+    three_d = fox["configById"][fox["layout"]["first"]]
+    assert set(three_d["topics"]) == wanted and three_d["followTf"] == "world"

@@ -49,8 +49,6 @@ def run(args: argparse.Namespace) -> int:
     if args.fidelity_config is not None:
         from ..fidelity_manager import FidelityManager
         manager = FidelityManager(engine, args.fidelity_config, args.preset)
-        if control is not None and "plungers" in manager.signalers:
-            control.announce = manager.signalers["plungers"].announce
     view = View(args.width, args.height, args.camera, args.levels)
     filmer = Filmer(engine, view, manager, control.tick if control else None, period)
     try:
@@ -77,4 +75,4 @@ def _load(args: argparse.Namespace):
     from ..truck.controller import CONTROL_PERIOD, UnloadingController
     from ..truck.robot import load_truck
     engine, robot = load_truck(args.world)
-    return engine, UnloadingController(robot, None, args.unloader), CONTROL_PERIOD
+    return engine, UnloadingController(robot, seed=args.unloader), CONTROL_PERIOD
