@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
             (lambda r: show(f"{r.execution} {r.method}: {r.outcome} "
                             f"({'right' if r.correct else 'wrong'}), RTF "
                             f"{r.real_time_factor:.2f}")) if show else None))
+        plots = [*plot(results, args.plots), *_frames(folder, sidecars, args.plots)] \
+            if args.plots else []
     rows = table(results)
-    plots = plot(results, args.plots) if args.plots else []
     if args.json:
         json.dump({"table": rows, "replays": [r.to_dict() for r in results],
                    "plots": [str(p) for p in plots]}, sys.stdout, indent=1, default=str)
@@ -81,6 +82,18 @@ def run(args: argparse.Namespace) -> int:
         for path in plots:
             print(f"plot  {path}")
     return 0
+
+
+def _frames(folder: Path, sidecars: list, out: Path) -> list[Path]:
+    """A rendered frame of each scenario; none (with a note) where off-screen GL is missing."""
+    from ..model_conductor.scenarios.frames import render_frames
+    from ..viz.errors import RenderError
+
+    try:
+        return render_frames(folder, sidecars, out)
+    except RenderError as e:
+        print(f"no rendered frames: {e}", file=sys.stderr)
+        return []
 
 
 def _progress(args: argparse.Namespace):

@@ -21,6 +21,7 @@ from ...data import data_dir
 from ...simulator.engine import MujocoEngine
 from ...world_generators import conductor_scenarios as cs
 from ...world_generators import ur5e_hand3 as arm
+from ..conductor import Conductor
 from ..config import load_config
 from ..data_sources import RecordedSource
 from ..errors import ModelError
@@ -122,19 +123,28 @@ def build_world(method: str, scene: Mapping[str, Any], obj: str) -> SimulatorMod
         cs.scenario_world_sdf("scenario", scene)))
 
 
-def replay(folder: str | Path, sidecar: Mapping[str, Any], method: str) -> ReplayResult:
-    """Replay one recording (its sidecar's content; the bag in ``folder``) through a method."""
+def prepare(folder: str | Path, sidecar: Mapping[str, Any], method: str
+            ) -> tuple[Conductor, SimulatorModel, RecordedSource, Tracker]:
+    """The conductor of a method, initialised for a recording, its main simulation, the
+    recording as a data source and a tracker of the scenario's object (listening)."""
     kind = sidecar["kind"]
     obj = OBJECT[kind]
-    scene = sidecar["scene"]
-    world = build_world(method, scene, obj)
+    world = build_world(method, sidecar["scene"], obj)
     pose_robot(world.sim, np.asarray(sidecar["initial_joints"]["position"], float))
     config = load_config(config_path(method, kind))
     conductor = config.build({"world": world})
     config.initialise(conductor)
     tracker = Tracker(obj)
     conductor.add_listener(tracker)
-    source = RecordedSource(Path(folder) / sidecar["bag"])
+    return conductor, world, RecordedSource(Path(folder) / sidecar["bag"]), tracker
+
+
+def replay(folder: str | Path, sidecar: Mapping[str, Any], method: str) -> ReplayResult:
+    """Replay one recording (its sidecar's content; the bag in ``folder``) through a method."""
+    kind = sidecar["kind"]
+    obj = OBJECT[kind]
+    scene = sidecar["scene"]
+    conductor, world, source, tracker = prepare(folder, sidecar, method)
     error = None
     wall0 = _time.perf_counter()
     try:
