@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +27,9 @@ PACKAGE = ROOT / "sim_fidelity"
 OUT = ROOT / "build" / "mutation"
 COPIED = ("sim_fidelity", "test", "config", "worlds", "models", "resource", "package.xml",
           "setup.py")
-BESIDE = ("docs",)  # repository folders some tests read from beside the package folder
+BESIDE = ("docs",)
+HANG_S = 180.0  # a mutant whose tests give no verdict in this long is a timeout (killed)
+TIMEOUT_RC = -1  # repository folders some tests read from beside the package folder
 
 
 def load_targets(path: Path = ROOT / "tools" / "mutation.toml") -> dict[str, dict]:
@@ -95,26 +98,55 @@ def tests_of(work: Path) -> dict[str, list[str]]:
 
 
 def judge_in_processes(work: Path, target: dict, found: dict[str, str]) -> dict[str, str]:
-    """Each mutant judged by a fresh pytest process in mutmut's copy (``MUTANT_UNDER_TEST``
-    switches mutmut's trampolines to it): for tests that start rclpy, which hangs in a process
-    forked after it was used, as mutmut's own runs are. As mutmut does, only the tests that
-    reach the mutated function run (the target's test files if mutmut mapped none)."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    """Each mutant judged in mutmut's copy by pytest runs in a child process of its own
+    (tools/mutation_batch.py: one process judges mutant after mutant, switching mutmut's
+    trampolines by ``MUTANT_UNDER_TEST``), never in a fork: for tests that start rclpy, which
+    hangs in a process forked after it was used, as mutmut's own runs are. As mutmut does, only
+    the tests that reach the mutated function run (the target's test files if mutmut mapped
+    none). The original code's tests run first and must pass. A mutant whose tests give no
+    verdict within ``HANG_S`` is a timeout; the child is restarted past it."""
     mapped = tests_of(work)
-    judged = {}
     todo = [m for m, status in sorted(found.items()) if status != "no tests"]
-    for i, mutant in enumerate(todo, 1):
-        tests = mapped.get(mutant.rsplit("__mutmut_", 1)[0]) or target["tests"]
-        try:
-            rc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                                 "no:cacheprovider", *tests], cwd=work / "mutants",
-                                env={**env, "MUTANT_UNDER_TEST": mutant}, capture_output=True,
-                                timeout=120).returncode
-            judged[mutant] = "survived" if rc == 0 else "killed"
-        except subprocess.TimeoutExpired:
-            judged[mutant] = "timeout"
-        if i % 25 == 0 or i == len(todo):
-            print(f"[mutation]   {i}/{len(todo)} judged", flush=True)
+    jobs = [(m, mapped.get(m.rsplit("__mutmut_", 1)[0]) or target["tests"]) for m in todo]
+    out = work / "judged.txt"
+    out.write_text("")
+    verdicts: dict[str, int] = {}
+    pending = [("", target["tests"])] + jobs  # the baseline first
+    while pending:
+        (work / "jobs.json").write_text(json.dumps(pending))
+        child = subprocess.Popen(
+            [sys.executable, str(ROOT / "tools" / "mutation_batch.py"), str(work / "jobs.json"),
+             str(out)], cwd=work / "mutants", stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        seen, last = len(verdicts), time.monotonic()
+        while child.poll() is None and time.monotonic() - last < HANG_S:
+            time.sleep(1.0)
+            lines = out.read_text().splitlines()
+            verdicts = {name: int(rc) for name, rc in (line.split() for line in lines)}
+            if len(verdicts) > seen:
+                if "-" in verdicts and verdicts["-"] != 0:
+                    child.kill()
+                    raise SystemExit(f"the original code fails its tests (pytest exit "
+                                     f"{verdicts['-']}) in {work / 'mutants'}")
+                seen, last = len(verdicts), time.monotonic()
+                if len(verdicts) % 25 == 0:
+                    print(f"[mutation]   {len(verdicts) - 1}/{len(jobs)} judged", flush=True)
+        if child.poll() is None:  # hung on the next mutant: a timeout, go on past it
+            child.kill()
+            child.wait()
+        lines = out.read_text().splitlines()
+        verdicts = {name: int(rc) for name, rc in (line.split() for line in lines)}
+        pending = [(m, t) for m, t in pending if (m or "-") not in verdicts]
+        if pending and pending[0][0] == "":
+            raise SystemExit(f"the original code's tests did not finish in {work / 'mutants'}")
+        if pending:  # the child died or hung on this one
+            with out.open("a") as f:
+                f.write(f"{pending[0][0]} {TIMEOUT_RC}\n")
+            verdicts[pending[0][0]] = TIMEOUT_RC
+            pending = pending[1:]
+    judged = {m: ("timeout" if verdicts[m] == TIMEOUT_RC else
+                  "survived" if verdicts[m] == 0 else "killed") for m in todo}
+    print(f"[mutation]   {len(todo)}/{len(todo)} judged", flush=True)
     return {**{m: s for m, s in found.items() if s == "no tests"}, **judged}
 
 
