@@ -20,7 +20,7 @@ done
 render one_d_track --duration 0.5 --camera 0,0,0,1.2,135,-25
 render ackermann_design --duration 0.5 --camera 0,5,0,13,75,-22
 render ackermann_deploy --duration 0.5 --camera 0,5,0,13,75,-22
-for w in revolute_joint_test pr2 dual_pr2 joint_tree_1x4 joint_tree_7x4 drop_test conductor_arm \
-         stack_test box_wall; do
+render joint_tree_7x4 --duration 0.5 --camera 0,0.3,1.1,9,120,-15
+for w in revolute_joint_test pr2 dual_pr2 joint_tree_1x4 drop_test conductor_arm stack_test box_wall; do
   render "$w" --duration 0.5
 done
