@@ -58,7 +58,7 @@ def truck_figures(report: dict[str, Any], folder: Path) -> list[Path]:
             ax.errorbar([i], [s.mean], yerr=_err(s), fmt="o", capsize=4,
                         label="mean, 95 % CI" if i == 0 else None, color="tab:blue")
             vals = np.array(list(s.values.values()))
-            ax.scatter(i + np.linspace(-0.12, 0.12, vals.size), vals, s=10, color="tab:gray",
+            ax.scatter(i + np.linspace(0.12, 0.3, vals.size), vals, s=10, color="tab:gray",
                        label="one seed" if i == 0 else None)
         ax.set_xticks(range(len(modes)), modes, rotation=20)
         ax.set_xlabel("mode")

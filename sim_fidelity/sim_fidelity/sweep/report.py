@@ -107,9 +107,12 @@ def summarise(rows: list[dict[str, Any]], baseline: str | None = None,
     varying = sorted({k for r in runs for k in r["params"]
                       if k != rep and len({repr(x["params"].get(k)) for x in runs}) > 1})
     fixed = {k: v for k, v in runs[0]["params"].items() if k != rep and k not in varying}
+    present = {k for r in ok for k, v in r["result"].items() if numeric(v)}
     if metrics is None:
-        present = {k for r in ok for k, v in r["result"].items() if numeric(v)}
         metrics = [m for m in function.headline if m in present] or sorted(present)
+    elif not set(metrics) <= present:
+        raise SweepError(f"--metrics: no numeric result {', '.join(sorted(set(metrics) - present))}"
+                         f" in the table (there: {', '.join(sorted(present)) or 'none'})")
     groups: dict[str, Group] = {}
     for r in runs:
         params = {k: r["params"].get(k) for k in varying}

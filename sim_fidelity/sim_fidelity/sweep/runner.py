@@ -10,8 +10,8 @@ loopback. Workers get the network rule (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOS
 
 Scheduling, retries and transport are Ray's: a run that raises is retried once
 (``retry_exceptions``); a second failure is recorded with its error. At most ``workers`` runs
-are in flight; each finished run is appended to the table at once, so Ctrl-C (cancelling the
-runs in flight) keeps every finished row. Ray is imported here only.
+are in flight; each finished run is appended to the table at once, so Ctrl-C (dropping the runs
+in flight) keeps every finished row. Ray is imported here only.
 """
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def run_sweep(function: SweepFunction, runs: list[dict[str, Any]], out: str | Pa
               workers: int | None = None, address: str | None = None,
               progress: bool = True) -> SweepOutcome:
     """Run every one of ``runs`` (complete parameter dicts) not yet in the table ``out``;
-    append a row per run as it finishes. KeyboardInterrupt cancels the runs in flight and
+    append a row per run as it finishes. KeyboardInterrupt drops the runs in flight and
     propagates, the finished rows kept."""
     from tqdm import tqdm
 
@@ -154,7 +154,11 @@ def run_sweep(function: SweepFunction, runs: list[dict[str, Any]], out: str | Pa
                                             refresh=False)
                         bar.update(1)
             except KeyboardInterrupt:
-                for ref in inflight:
-                    ray.cancel(ref, force=True)
+                # the runs in flight end with Ray's shutdown (local) or with this driver's job
+                # (cluster); ray.cancel(force=True) here raced a run finishing at that moment
+                # and aborted the driver (Ray 2.60: "Tried to complete task that was not pending")
+                print(f"\nsweep interrupted: {outcome.done} done, {outcome.failed} failed, "
+                      f"{len(inflight)} in flight dropped, {len(queue)} not started; the table "
+                      f"keeps every finished row", file=sys.stderr)
                 raise
     return outcome
