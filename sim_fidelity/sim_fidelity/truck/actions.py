@@ -9,8 +9,8 @@ take next; it stops at the next decision. :class:`Rollouts` runs one action from
 action, started with every packet HIGH and closed (every lever back) when the action ends, which
 is the paper's refresh before every decision; the HiFi preset runs no manager at all.
 
-An action's *outcome* counts the packets it removed from in front of the robot (unloaded, or on
-the robot's belts on their way out) and the sim time it took.
+An action's *outcome* counts the packets it removed (unloaded, or riding on the robot on their
+way out) and the sim time it took.
 """
 from __future__ import annotations
 
@@ -118,8 +118,12 @@ def options(controller: UnloadingController, max_picks: int = 3) -> list[Action]
 
 
 def removed(robot: Unloader) -> int:
-    """Packets no longer in front of the robot: unloaded, or on the robot on their way out."""
-    return len(robot.packets) - len(ahead(robot)[0])
+    """Packets unloaded or on their way out: riding on the robot behind its base front, their
+    bottom above half the belt's height (not those pushed aside onto the floor)."""
+    rows = np.flatnonzero(robot.in_truck)
+    lo, _ = box_aabbs(robot.packet_poses(rows), robot.packet_half[rows])
+    riding = (lo[:, 0] < robot.model_x() + geo.BASE_FRONT) & (lo[:, 2] > geo.BELT_TOP / 2)
+    return robot.unloaded + int(riding.sum())
 
 
 def no_announcement(action: str) -> None:
