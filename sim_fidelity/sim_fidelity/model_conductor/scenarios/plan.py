@@ -111,12 +111,14 @@ def insertion_execution(index: int, rng: np.random.Generator) -> Execution:
 def plan_executions(seed: int = 0, grasps: int = GRASP_SUCCESSES + GRASP_FAILURES,
                     insertions: int = INSERTIONS) -> list[Execution]:
     """The executions of one data set: grasps alternate success and failure (failures alternate
-    early and beside), containers cycle through every kind in a seeded order."""
+    early and beside); the successes and the failures each cycle through every container kind
+    in a seeded order (the failures one kind further on)."""
     rng = np.random.default_rng(seed)
     kinds = list(rng.permutation(list(cs.CONTAINERS)))
     out = []
     for i in range(grasps):
         variant = "success" if i % 2 == 0 else FAILURES[(i // 2) % 2]
-        out.append(grasp_execution(i, variant, str(kinds[i % len(kinds)]), rng))
+        kind = kinds[(i // 2 + i % 2) % len(kinds)]
+        out.append(grasp_execution(i, variant, str(kind), rng))
     out += [insertion_execution(i, rng) for i in range(insertions)]
     return out
