@@ -121,6 +121,8 @@ def test_report_statistics_on_a_known_table():
     assert (one.failed, one.stats["y"].n, one.stats["y"].ci) == (2, 1, (5.0, 5.0))
     assert (one.ratios["y"].pairs, one.ratios["y"].ratio_of_means) == (1, 5.0)
     assert report["failed"] == 2 and report["varying"] == ["x"]
+    assert report["errors"] == {"ProbeFailure: no": 2}
+    assert "error x2: ProbeFailure: no" in as_text(report, "t.jsonl")
     assert summarise(rows, baseline="x=1")["groups"][0].stats["y"].ci == a.ci  # seeded
     assert json.loads(json.dumps(as_json(report)))["groups"][1]["ratios"]["y"]["ci95"] == [2, 2]
 

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import mujoco
 
-from ..data import data_dir
 from ..flag_types import count, integer, number
 from ..physics_bench.alternatives import rollout_throughput
 from ..physics_bench.appendix import write_figures
 from ..physics_bench.plots import speedup_curves, step_time_boxes
 from ..physics_bench.stats import TimingError, summarise
-from ..physics_bench.timing import MODES, run_trials
+from ..physics_bench.timing import MODES, run_trials, world_path
 from ..ranges import above, at_least
 from ..simulator.sdf import load_world
 
@@ -51,20 +50,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="run the Appendix's checks instead (a box starting 1 cm and 1 m inside "
                         "the ground, an impact) and plot them into --plots")
     p.set_defaults(func=run)
-
-
-def world_path(name: str) -> Path:
-    """``name`` as a file, or ``worlds/<name>.sdf`` of the package."""
-    path = Path(name)
-    if path.suffix in (".sdf", ".world") or path.exists():
-        if not path.is_file():
-            raise TimingError(f"no world file '{name}'")
-        return path
-    path = data_dir("worlds") / f"{name}.sdf"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in data_dir("worlds").glob("*.sdf")))
-        raise TimingError(f"no world '{name}' in {path.parent}; worlds: {known}")
-    return path
 
 
 def thread_counts(text: str | None, world: Path) -> list[int]:

@@ -20,12 +20,27 @@ from typing import Callable
 import mujoco
 import numpy as np
 
+from ..data import data_dir
 from ..simulator.engine import MujocoEngine
 from ..simulator.parallel import IslandParallelEngine
 from ..simulator.sdf import load_world
 from .stats import TimingError, TrialTimes, trial_times
 
 MODES = ("islands", "pool")
+
+
+def world_path(name: str) -> Path:
+    """``name`` as a file, or ``worlds/<name>.sdf`` of the package."""
+    path = Path(name)
+    if path.suffix in (".sdf", ".world") or path.exists():
+        if not path.is_file():
+            raise TimingError(f"no world file '{name}'")
+        return path
+    path = data_dir("worlds") / f"{name}.sdf"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in data_dir("worlds").glob("*.sdf")))
+        raise TimingError(f"no world '{name}' in {path.parent}; worlds: {known}")
+    return path
 
 
 def make_engine(world: Path, mode: str, threads: int) -> MujocoEngine:
@@ -63,7 +78,7 @@ def trial(world: str | Path, mode: str, threads: int, trial: int, duration: floa
           batch: int = 1) -> dict[str, float]:
     """The sweep function ``physics``: one trial of one setting; the per-trial step-time
     statistics (seconds) and the 1-minute load average before it (``trial`` only numbers it)."""
-    engine = make_engine(Path(world), mode, threads)
+    engine = make_engine(world_path(str(world)), mode, threads)
     steps = int(round(duration / engine.step_size))
     load = os.getloadavg()[0]
     series = time_steps(engine, steps, batch)

@@ -96,14 +96,16 @@ def physics_figures(report: dict[str, Any], folder: Path) -> list[Path]:
     """Box plots of the per-trial mean step time, one box per setting."""
     plt = _pyplot()
     groups = [g for g in report["groups"] if "mean" in g.stats]
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(groups)), 4))
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.2 * len(groups)), 4.5))
     ax.boxplot([1e3 * np.array(list(g.stats["mean"].values.values())) for g in groups])
     ax.set_xticks(range(1, len(groups) + 1), [_label(g) for g in groups], rotation=20,
                   fontsize=7)
     ax.set_xlabel("setting")
     ax.set_ylabel("mean step time per trial [ms]")
     workers = sorted({w for g in groups for w in g.workers})
-    ax.set_title(f"Physics step time per trial ({_fixed(report)}; "
+    ax.plot([], [], color="tab:orange", label="median; box: quartiles; whiskers: 1.5 IQR")
+    ax.legend(fontsize=7)
+    ax.set_title(f"Physics step time per trial\n({_fixed(report)}; "
                  f"{','.join(map(str, workers))} concurrent workers)", fontsize=9)
     return [_save(fig, folder / "sweep_physics_step_time.png")]
 

@@ -9,6 +9,7 @@ concurrent workers of the sweep beside them: they compare only within one sweep 
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +137,7 @@ def summarise(rows: list[dict[str, Any]], baseline: str | None = None,
     return {"function": function.name, "replicate": rep, "fixed": fixed, "varying": varying,
             "metrics": metrics, "timings": [m for m in metrics if m in function.timings],
             "baseline": baseline, "rows": len(runs), "failed": len(runs) - len(ok),
+            "errors": dict(Counter(r["error"] for r in runs if r.get("error") is not None)),
             "git": sorted({(r.get("git") or {}).get("commit") or "?" for r in runs}),
             "machines": sorted({(r.get("machine") or {}).get("host") for r in ok} - {None}),
             "groups": list(groups.values())}
@@ -199,6 +201,7 @@ def as_text(report: dict[str, Any], table: str) -> str:
             f"code {', '.join(c[:12] for c in report['git'])}; machines "
             f"{', '.join(report['machines']) or '-'}",
             "fixed: " + (", ".join(f"{k}={v}" for k, v in report["fixed"].items()) or "-")]
+    head += [f"error x{n}: {e}" for e, n in report["errors"].items()]
     varying = report["varying"]
     width = {k: max(len(k), *(len(str(g.params[k])) for g in report["groups"])) for k in varying}
     lines = head
