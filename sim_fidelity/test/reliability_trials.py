@@ -23,6 +23,7 @@ SERVER = "sim_fidelity.simulator.ros.server"
 LEVERS = (Lever.DYNAMICS, Lever.COLLISION)  # what the shape type lowers
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_WAIT_S = 30.0
+LOWERING_WAIT_S = 120.0
 
 
 @dataclass
@@ -75,14 +76,20 @@ def changed_objects(sim) -> int:
     return int(off.sum())
 
 
-def run_trial(domain: int, sim, log: Path, rng: random.Random, max_delay: float = 4.0) -> Trial:
+def run_trial(domain: int, sim, log: Path, rng: random.Random, max_delay: float = 4.0, *,
+              once_lowered: bool = False) -> Trial:
     """Start a manager, signal it after a random delay (sometimes twice, the second during its
-    restore), wait for its exit and count the objects left changed on the server."""
+    restore), wait for its exit and count the objects left changed on the server. With
+    ``once_lowered`` the delay counts from the moment the server has an object lowered (a loaded
+    machine takes seconds longer to get there), so the signal lands in the ticking."""
     delay = rng.uniform(0.0, max_delay)
     signum = rng.choice(SIGNALS)
     twice = rng.random() < 0.3
     proc = start_manager(domain, log)
     try:
+        if once_lowered and not wait_for(lambda: changed_objects(sim) > 0, LOWERING_WAIT_S):
+            raise AssertionError(f"the manager lowered nothing in {LOWERING_WAIT_S:g} s:\n"
+                                 f"{log.read_text()[-2000:]}")
         time.sleep(delay)
         started = "preset '" in log.read_text()
         lowered = changed_objects(sim)
@@ -113,7 +120,7 @@ SILENT_WORDS = {"paused": ("answers (PAUSED) but its time does not advance",),
 
 def silent_simulator(domain: int, tmp: Path, how: str, timeout: float = 2.0) -> tuple[bool, str]:
     """A ticking manager whose simulator is paused or SIGKILLed: did the manager say so in one
-    line within ``timeout`` + 20 s? Returns that and the manager's log."""
+    line within ``timeout`` + 60 s? Returns that and the manager's log."""
     from sim_fidelity.simulator.ros.client import RosSimulator
     server = start_as_launch("sim_server", domain, tmp / f"silent_{how}_server.log",
                              params={"world": WORLD, "paused": how == "paused"})
@@ -129,7 +136,7 @@ def silent_simulator(domain: int, tmp: Path, how: str, timeout: float = 2.0) -> 
             server.kill()
             server.wait()
         said = wait_for(lambda: any(w in log.read_text() for w in SILENT_WORDS[how]),
-                        timeout + 20.0)
+                        timeout + 60.0)
     finally:
         if manager is not None:
             stop(manager)

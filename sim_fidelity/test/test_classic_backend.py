@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_processes import Probe, next_domain, start_node, stop, wait_for
+from ros_processes import Probe, next_domain, settles, start_node, stop, wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import (
@@ -92,14 +92,14 @@ def test_the_server_advertises_humbles_names_and_types(probe):
     def served():
         return dict(probe.node.get_service_names_and_types())
     wanted = {qualified(n): [e.type] for n, e in SERVICES.items()}
-    assert wait_for(lambda: wanted.items() <= served().items(), 15.0), \
+    assert wait_for(lambda: wanted.items() <= served().items(), 60.0), \
         set(wanted.items()) - set(served().items())
     assert "/get_entities" not in served()  # simulation_interfaces is not served
 
     def topics():
         return {n: tuple(t) for n, t in probe.node.get_topic_names_and_types()}
     wanted_topics = {qualified(n): (e.type,) for n, e in TOPICS.items()}
-    assert wait_for(lambda: wanted_topics.items() <= topics().items(), 15.0), \
+    assert wait_for(lambda: wanted_topics.items() <= topics().items(), 60.0), \
         set(wanted_topics.items()) - set(topics().items())
 
 
@@ -132,21 +132,19 @@ def test_states_come_from_the_topics_while_playing(sim, probe):
     models, links = probe.capture(ModelStates, "/model_states"), probe.capture(LinkStates,
                                                                                "/link_states")
     sim.set_sim_state(SimState.PLAYING)
-    assert wait_for(lambda: len(models) > 3 and len(links) > 3, 10.0)
+    assert wait_for(lambda: len(models) > 3 and len(links) > 3, 60.0)
     reads = sim.topic_reads
     assert wait_for(lambda: sim.get_states(["floating", "resting::link"]) is not None
-                    and sim.topic_reads > reads, 5.0), "get_states never used the topics"
+                    and sim.topic_reads > reads, 60.0), "get_states never used the topics"
     z = sim.get_states(["floating"])[0][0, 2]
     sim.set_sim_state(SimState.PAUSED)
     i = list(models[-1].name).index("floating")
-    assert wait_for(lambda: any(m.pose[i].position.z == z for m in list(models)), 5.0), \
+    assert wait_for(lambda: any(m.pose[i].position.z == z for m in list(models)), 60.0), \
         "the state read is none of the published ones"
     assert set(models[-1].name) == {"ground", "resting", "floating", "wall", "arm"}
     assert {"arm::rod", "floating::link"} <= set(links[-1].name)  # links scoped as classic does
-    seen = len(models)
-    paused_at = sim.time
-    assert not wait_for(lambda: len(models) > seen + 1, 0.3)  # none while paused, as classic
-    assert sim.time == paused_at
+    # none while paused, as classic: what was sent before the pause arrives first
+    assert settles(lambda: (len(models), sim.time)), "states or /clock keep coming while paused"
 
 
 def test_set_state_then_read_it_back_while_paused(sim):
@@ -192,13 +190,13 @@ def test_gravity_lever_through_link_properties(sim, probe):
                        GetLinkProperties.Request(link_name="floating::link"))
     assert props.success and not props.gravity_mode and props.mass > 0
     sim.set_sim_state(SimState.PLAYING)
-    assert wait_for(lambda: sim.time > 0.2, 10.0)
+    assert wait_for(lambda: sim.time > 0.2, 60.0)
     sim.set_sim_state(SimState.PAUSED)
     assert sim.get_states(["floating"])[0][0, 2] == pytest.approx(3.0, abs=1e-6)
     sim.set_lever(["floating"], Lever.GRAVITY, True)
     sim.set_sim_state(SimState.PLAYING)
     start = sim.time
-    assert wait_for(lambda: sim.time > start + 0.2, 10.0)
+    assert wait_for(lambda: sim.time > start + 0.2, 60.0)
     sim.set_sim_state(SimState.PAUSED)
     assert sim.get_states(["floating"])[0][0, 2] < 2.9
 
@@ -207,10 +205,9 @@ def test_pause_play_and_stop(sim):
     assert sim.sim_state() == SimState.PAUSED
     sim.set_sim_state(SimState.PLAYING)
     assert sim.sim_state() == SimState.PLAYING
-    assert wait_for(lambda: sim.time > 0.05, 10.0), "time does not run while playing"
+    assert wait_for(lambda: sim.time > 0.05, 60.0), "time does not run while playing"
     sim.set_sim_state(SimState.PAUSED)
-    held = sim.time
-    assert not wait_for(lambda: sim.time > held, 0.3)
+    assert settles(lambda: sim.time), "time runs on while paused"
     sim.set_sim_state(SimState.STOPPED)
     assert sim.sim_state() == SimState.STOPPED and sim.time == 0.0
     with pytest.raises(InvalidOperationError):

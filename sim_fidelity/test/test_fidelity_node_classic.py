@@ -38,9 +38,9 @@ def static_boxes(probe: Probe, strict: bool = True) -> list[str]:
     ``strict``: every box must be there (not between the delete and the spawn of a copy)."""
     client = probe.node.create_client(GetModelProperties, qualified("get_model_properties"))
     try:
-        assert client.wait_for_service(timeout_sec=20.0)
+        assert client.wait_for_service(timeout_sec=60.0)
         futures = {b: client.call_async(GetModelProperties.Request(model_name=b)) for b in BOXES}
-        assert wait_for(lambda: all(f.done() for f in futures.values()), 20.0)
+        assert wait_for(lambda: all(f.done() for f in futures.values()), 60.0)
         answers = {b: f.result() for b, f in futures.items()}
     finally:
         probe.node.destroy_client(client)
@@ -68,7 +68,7 @@ def test_classic_backend_lowers_and_restores(tmp_path):
         log = tmp_path / "manager.log"
         assert wait_for(lambda: summaries and summaries[-1].low == len(BOXES), 60.0), \
             log.read_text()
-        assert wait_for(lambda: static_boxes(probe, False) == BOXES, 30.0), log.read_text()
+        assert wait_for(lambda: static_boxes(probe, False) == BOXES, 60.0), log.read_text()
 
         assert stop(manager, timeout=60.0) == 0, log.read_text()
         assert "0 objects differ" in log.read_text()

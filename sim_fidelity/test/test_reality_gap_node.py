@@ -49,7 +49,7 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
         manager = start_node("sim_fidelity.reality_gap.node", {"kernels": kernels, "rate": 5.0},
                              domain, tmp_path / "kernel_manager.log")
         fired = listener.received["/kernel_manager/fired"]
-        assert wait_for(lambda: fired, 30.0), (tmp_path / "kernel_manager.log").read_text()
+        assert wait_for(lambda: fired, 60.0), (tmp_path / "kernel_manager.log").read_text()
         msg = fired[0]
         assert msg.kernel == 0 and msg.activation == pytest.approx(1.0, abs=1e-6)
         assert np.allclose(msg.state_before, [2.0, 0.0], atol=1e-6)
@@ -58,11 +58,11 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
         assert sim.get_states([ROBOT])[0][0, 0] == pytest.approx(5.0, abs=1e-6)
         # the flag was overridden to 1 (x = 5 computes 0), then released at the next tick
         terrain = listener.received[TERRAIN_TOPIC]
-        assert wait_for(lambda: any(m.data for m in terrain), 5.0)
+        assert wait_for(lambda: any(m.data for m in terrain), 60.0)
         first_true = next(i for i, m in enumerate(terrain) if m.data)
-        assert wait_for(lambda: any(not m.data for m in terrain[first_true:]), 5.0)
+        assert wait_for(lambda: any(not m.data for m in terrain[first_true:]), 60.0)
         listener.latest.pop(TERRAIN_TOPIC, None)
-        assert wait_for(lambda: TERRAIN_TOPIC in listener.latest, 5.0)
+        assert wait_for(lambda: TERRAIN_TOPIC in listener.latest, 60.0)
         assert listener.latest[TERRAIN_TOPIC].data is False
         assert len(fired) == 1  # at x = 5 no kernel is active
         assert stop(manager, signal.SIGINT) == 0

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -72,14 +71,20 @@ class Lines:
     def __init__(self, proc: subprocess.Popen):
         import threading
         self.proc, self.lines = proc, []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.lines.append(line.strip())
 
-    def wait(self, predicate, timeout: float = 30.0) -> bool:
+    def wait(self, predicate, timeout: float = 60.0) -> bool:
         return wait_for(lambda: any(predicate(line) for line in self.lines), timeout)
+
+    def read_to_end(self) -> None:
+        """Every line the process wrote (it has ended: the reader meets the end of its output)."""
+        self._reader.join(60.0)
+        assert not self._reader.is_alive(), "the process's output never ended"
 
 
 def _start(args: list[str], domain: int) -> tuple[subprocess.Popen, Lines]:
@@ -113,13 +118,14 @@ def _record(tmp_path: Path, count: int, stop_when) -> tuple[dict, str, Lines]:
         publisher, pub_out = _start(["-c", PUBLISHER, str(count)], domain)
         assert pub_out.wait(stop_when, timeout=60), pub_out.lines
         recorder.send_signal(signal.SIGINT)
-        assert recorder.wait(timeout=30) == 0, rec_out.lines
+        assert recorder.wait(timeout=60) == 0, rec_out.lines
     finally:
         for proc in (recorder, publisher):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    time.sleep(0.1)  # the reader thread takes the last lines
+    rec_out.read_to_end()
+    pub_out.read_to_end()
     return _read_bag(bag), "\n".join(rec_out.lines), pub_out
 
 

@@ -157,7 +157,7 @@ def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) ->
                                capture_output=True, text=True, timeout=180)
         assert clock.returncode == 0, clock.stdout + clock.stderr
         recorder.send_signal(signal.SIGINT)
-        assert recorder.wait(30) == 0, log.read_text()
+        assert recorder.wait(60) == 0, log.read_text()
     finally:
         for proc in (mission, server):
             if proc is not None:

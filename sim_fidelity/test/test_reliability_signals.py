@@ -22,7 +22,7 @@ from sim_fidelity.simulator.ros.client import RosSimulator
 pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
 
 TRIALS = 8
-LEASE_S = 35.0  # a SIGKILLed process leaves the DDS graph when its lease ends (Fast DDS: 20 s)
+LEASE_S = 60.0  # a SIGKILLed process leaves the DDS graph when its lease ends (Fast DDS: 20 s)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,10 @@ def server(tmp_path_factory):
 def test_signals_at_random_moments_leave_every_object_restored(server):
     domain, sim, tmp = server
     rng = random.Random(20)
-    trials = [run_trial(domain, sim, tmp / f"manager_{i}.log", rng) for i in range(TRIALS)]
+    # every other trial signals once the manager has lowered something: on a loaded machine
+    # its start-up alone can outlast every random delay
+    trials = [run_trial(domain, sim, tmp / f"manager_{i}.log", rng, 4.0 if i % 2 else 1.0,
+                        once_lowered=not i % 2) for i in range(TRIALS)]
     bad = [t for t in trials if not t.ok]
     assert not bad, bad
     assert any(t.lowered_at_signal > 0 for t in trials), "no trial caught the manager lowering"

@@ -68,6 +68,8 @@ def sim(served):
     sim, proc, _ = served
     sim.set_sim_state(SimState.PAUSED)
     sim.call("reset_simulation", sim.request("reset_simulation", scope=255))
+    # the reset's /clock comes after any sent before it: then the client's time is the server's
+    assert wait_for(lambda: sim.time == 0.0, 60.0), "the reset's /clock never came"
     yield sim
     assert proc.poll() is None, "sim_server died during the test"
 

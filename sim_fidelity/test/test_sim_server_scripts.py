@@ -156,7 +156,7 @@ def test_cmd_pos_moves_the_joint_seen_on_joint_state(probe):
     from rosgraph_msgs.msg import Clock
     clock = probe.capture(Clock, "/clock")
     joints = Joints(probe)
-    assert wait_for(lambda: joints.states and clock, 30.0), "no joint_state or no /clock"
+    assert wait_for(lambda: joints.states and clock, 60.0), "no joint_state or no /clock"
     before = _seconds(clock[-1].clock)
     state = joints.states[-1]
     assert {"arm_lift", "drive", "p00_bellows"} <= set(state.name)
@@ -166,7 +166,7 @@ def test_cmd_pos_moves_the_joint_seen_on_joint_state(probe):
     assert joints.move({"arm_shift": 0.3})
     assert joints.position("arm_shift") > start + 0.25
     stamp = _seconds(joints.states[-1].header.stamp)
-    assert wait_for(lambda: _seconds(clock[-1].clock) >= stamp, 30.0), \
+    assert wait_for(lambda: _seconds(clock[-1].clock) >= stamp, 60.0), \
         f"/clock never reached the joint_state stamp {stamp:.3f} s"
     # sim time: between two /clock readings taken around it (wall time is ~1.7e9 s)
     assert before <= stamp <= _seconds(clock[-1].clock), (before, stamp)
@@ -187,7 +187,7 @@ def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
     assert _keep_sending(command, Bool(data=True), lambda: suction[-1].on)
     # hold with nothing held closes every valve: the cups press the packet and seize nothing
     hold = probe.publisher(Empty, "/model/unloader/suction/hold")
-    assert wait_for(lambda: hold.get_subscription_count() == 1, 30.0), "nobody hears hold"
+    assert wait_for(lambda: hold.get_subscription_count() == 1, 60.0), "nobody hears hold"
     hold.publish(Empty())
     assert joints.move({"plunger_extend": 0.15}, tolerance=0.05)
     pressed = len(suction)
@@ -196,7 +196,7 @@ def test_suction_holds_the_packet_the_cups_press_and_releases_it(probe):
     # off and on again opens the valves: the pressed packet is seized
     assert _keep_sending(command, Bool(data=False), lambda: not suction[-1].on)
     assert _keep_sending(command, Bool(data=True), lambda: suction[-1].on)
-    assert wait_for(lambda: list(suction[-1].held) == ["packet_0000"], 30.0), suction[-1]
+    assert wait_for(lambda: list(suction[-1].held) == ["packet_0000"], 60.0), suction[-1]
     hold.publish(Empty())
     assert joints.move({"arm_lift": 0.2}, tolerance=0.05)
     assert list(suction[-1].held) == ["packet_0000"]  # hold keeps the load

@@ -55,7 +55,8 @@ def test_mission_node_drives_the_vehicle_through_sim_server(tmp_path) -> None:
         assert first.layout.dim[0].label == ",".join(INSTRUMENTATION)
         times = np.array([r.data[0] for r in list(rows)[:5]])
         np.testing.assert_allclose(np.diff(times), 2.0, atol=0.15)  # 0.5 Hz of sim time
-        assert len(rewards) >= 4 and all(r.data == 0.0 for r in list(rewards)[:4])
+        assert wait_for(lambda: len(rewards) >= 4, 60.0), f"{len(rewards)} rewards"
+        assert all(r.data == 0.0 for r in list(rewards)[:4])
         assert stop(mission) == 0, logs()
     finally:
         stop(mission)

@@ -205,7 +205,7 @@ def test_a_node_from_the_install_serves_and_stops_on_sigint(workspace, tmp_path)
         assert state.result.result == state.result.RESULT_OK
     finally:
         probe.close()
-        code = stop(proc, signal.SIGINT, timeout=10.0)
+        code = stop(proc, signal.SIGINT)
     text = log.read_text()
     assert code == 0, text
     assert str(world) in text and "Traceback" not in text, text
