@@ -38,7 +38,7 @@ def boxes_enabled(sim, lever=Lever.DYNAMICS):
     return sim.get_lever(boxes, lever)
 
 
-def run_until(sim, predicate, seconds=30.0):
+def run_until(sim, predicate, seconds=90.0):
     """Step the paused simulation in small chunks (the manager ticks on /clock) until predicate."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -96,3 +96,25 @@ def test_bad_config_exits_with_a_message(scene):
                       tmp / "bad.log")
     assert proc.wait(60) == 2
     assert "bad.yaml" in (tmp / "bad.log").read_text()
+
+
+class ServicesInTheGraph:
+    """Stands in for a RosSimulator's view of the graph while its server shuts down (a state
+    that cannot be produced on demand): ``server_present`` holds for the first ``listed`` looks."""
+
+    def __init__(self, listed: int):
+        self.listed = listed
+
+    def server_present(self) -> bool:
+        self.listed -= 1
+        return self.listed >= 0
+
+
+def test_a_server_withdrawing_its_services_has_left_one_that_keeps_them_has_not(monkeypatch):
+    """The restore's 'simulator gone' (exit 0) vs 'simulator refuses' (exit 3): a launch stops the
+    server with the manager, and the server's services leave the graph one by one; the one a
+    restore call missed can be gone while others are still listed (exit 3 then, in CI)."""
+    from sim_fidelity.fidelity_manager import node
+    assert node.left_the_graph(ServicesInTheGraph(listed=3))
+    monkeypatch.setattr(node, "LEAVING_S", 0.2)
+    assert not node.left_the_graph(ServicesInTheGraph(listed=10**6))

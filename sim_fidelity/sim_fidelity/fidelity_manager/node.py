@@ -40,6 +40,7 @@ from ..errors import SimFidelityError
 
 RESTORE_BUDGET_S = 2.5  # every simulator call of the restore together
 NAMES_SHOWN = 5  # trees named in the could-not-restore line
+LEAVING_S = 2.0  # for a server that withdraws its services one by one as it shuts down
 ASK_SIMULATOR_S = 1.0  # for the simulation state, when no tick came for a while
 
 
@@ -211,6 +212,18 @@ class FidelityManagerNode:
         self._diag.publish(msg)
 
 
+def left_the_graph(sim) -> bool:
+    """Whether none of the simulator's services is in the graph within LEAVING_S: a server
+    stopped with this node (a launch stops all at once) withdraws them one by one, so the one a
+    restore call missed may be gone while others are still listed."""
+    end = time.monotonic() + LEAVING_S
+    while sim.server_present():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def restore(adapter: FidelityManagerNode, sim, log) -> int:
     """Return every object to its start state within RESTORE_BUDGET_S and say how it went, in one
     line: 0 when all were restored or the simulator is gone (nothing left to restore into), 3 when
@@ -229,7 +242,7 @@ def restore(adapter: FidelityManagerNode, sim, log) -> int:
             left = manager.mismatches()
         except SimulatorError as e:
             # out of time is not gone: a simulator still in the graph counts what is left
-            gone = isinstance(e, SimulatorTimeoutError) and not sim.server_present()
+            gone = isinstance(e, SimulatorTimeoutError) and left_the_graph(sim)
             if gone and not lowered:
                 log.info(f"simulator gone; every tree was HIGH, nothing to restore ({e})")
                 return 0
