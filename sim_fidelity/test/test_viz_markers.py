@@ -69,3 +69,18 @@ def test_rviz_and_foxglove_configs_show_the_marker_topics():
     fox = json.loads((config / "foxglove" / "sim_fidelity.json").read_text())
     three_d = fox["configById"][fox["layout"]["first"]]
     assert set(three_d["topics"]) == wanted and three_d["followTf"] == "world"
+
+
+def test_changes_send_what_moved_and_let_slow_drift_add_up():
+    from sim_fidelity.simulator.ros.visualization import MOVED, Changes
+    changes = Changes(full_period=1e9)
+    keys, values = np.arange(3), np.zeros((3, 2))
+    assert list(changes.rows(keys, values)) == [0, 1, 2]  # the first time: everything
+    values[1, 0] = 0.6 * MOVED
+    assert list(changes.rows(keys, values)) == []  # below the threshold
+    values[1, 0] = 1.2 * MOVED  # drifted past it since last sent
+    values[2, 1] = 5 * MOVED
+    assert list(changes.rows(keys, values)) == [1, 2]
+    assert list(changes.rows(keys, values)) == []
+    assert list(changes.rows(keys, values, full=True)) == [0, 1, 2]
+    assert list(changes.rows(np.arange(2), values[:2])) == [0, 1]  # other keys: all again

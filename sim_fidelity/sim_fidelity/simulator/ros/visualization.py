@@ -5,10 +5,15 @@ name matches a ``tf_links`` regex, each from ``world`` to the entity's SDF scope
 with sim time. ``~/markers`` (``visualization_msgs/MarkerArray``) draws the scene's shapes
 (:mod:`sim_fidelity.viz.shapes`) coloured by fidelity level, as the engine's lever flags give it
 (:mod:`sim_fidelity.viz.levels`): namespace ``scene``, marker id = MuJoCo geom id, frame
-``world``. A marker goes out when its shape moved or changed colour, every marker once per
-``FULL_PERIOD_S`` (late subscribers, a restarted RViz), and a DELETEALL first after the world was
-recompiled (ids change). Both are checked at ``rate`` Hz; with no subscriber nothing is read or
-built: the timer's callback returns after two subscription counts.
+``world``, and a DELETEALL first after the world was recompiled (ids change).
+
+Building and serialising a message per entity is what costs (rclpy: about 0.2 ms per marker
+on a loaded machine), so each tick sends only what moved by more than ``MOVED`` (or changed
+colour) since it was last sent: all transforms every ``TF_FULL_PERIOD_S`` (tf2 buffers forget
+a frame not heard from for 10 s), all markers when a new subscriber appears and every
+``MARKERS_FULL_PERIOD_S`` (displays keep markers until told otherwise). Both are checked at
+``rate`` Hz; with no subscriber nothing is read or built: the timer's callback returns after two
+subscription counts.
 """
 from __future__ import annotations
 
@@ -32,9 +37,37 @@ from .convert import pose_msg, time_msg
 QUEUE = 10
 WORLD_FRAME = "world"
 MARKER_NS = "scene"
-FULL_PERIOD_S = 2.0  # wall seconds between complete marker sets
-MOVED = 1e-4  # a marker is resent when a pose number changes by more than this (m, quat)
+TF_FULL_PERIOD_S = 1.0  # wall seconds between complete sets of transforms
+MARKERS_FULL_PERIOD_S = 10.0  # wall seconds between complete marker sets
+MOVED = 2e-3  # resent when a pose number changes by more than this since sent (m, quaternion)
 MARKER_TYPES = {CUBE: Marker.CUBE, SPHERE: Marker.SPHERE, CYLINDER: Marker.CYLINDER}
+
+
+class Changes:
+    """Which rows of a table of numbers to send: those that differ by more than ``MOVED`` from
+    what was last sent of them, or all of them at a full refresh (every ``full_period`` wall
+    seconds, when asked, or when the rows' keys changed)."""
+
+    def __init__(self, full_period: float):
+        self.full_period = full_period
+        self._keys: np.ndarray | None = None
+        self._sent = np.zeros((0, 0))
+        self._last_full = -np.inf
+
+    def rows(self, keys: np.ndarray, values: np.ndarray, full: bool = False) -> np.ndarray:
+        now = time.monotonic()
+        if (full or self._keys is None or now - self._last_full >= self.full_period
+                or not np.array_equal(self._keys, keys)):
+            self._keys, self._sent, self._last_full = keys, values.copy(), now
+            return np.arange(len(keys))
+        rows = np.flatnonzero((np.abs(values - self._sent) > MOVED).any(axis=1))
+        self._sent[rows] = values[rows]  # only what goes out: slow drift adds up until sent
+        return rows
+
+    @property
+    def started(self) -> bool:
+        """Has anything been sent yet?"""
+        return self._keys is not None
 
 
 class SceneVisualization:
@@ -47,26 +80,35 @@ class SceneVisualization:
         self.tf = node.create_publisher(TFMessage, "/tf", QUEUE)
         self.markers = node.create_publisher(MarkerArray, "~/markers", QUEUE)
         self._look: SceneLook | None = None  # made for the first marker subscriber
-        self._sent: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # geom, pose, rgba
-        self._last_full = 0.0
+        self.tf_changes = Changes(TF_FULL_PERIOD_S)
+        self.marker_changes = Changes(MARKERS_FULL_PERIOD_S)
+        self._marker_subscribers = 0
         if rate > 0:
             node.create_timer(1.0 / rate, self.publish)
 
     def publish(self) -> None:
         """Publish what has subscribers; nothing at all without any."""
         want_tf = self.tf.get_subscription_count() > 0
-        want_markers = self.markers.get_subscription_count() > 0
+        marker_subscribers = self.markers.get_subscription_count()
+        want_markers = marker_subscribers > 0
         if not (want_tf or want_markers):
+            self._marker_subscribers = 0
             return
+        new_subscriber = marker_subscribers > self._marker_subscribers
+        self._marker_subscribers = marker_subscribers
         outgoing = []
         with self.lock:
             stamp = time_msg(self.engine.time)
             frames = self._frames() if want_tf else None
             shapes = self._shapes() if want_markers else None
         if frames is not None:
-            outgoing.append((self.tf, tf_message(*frames, stamp)))
+            names, pose = frames
+            rows = self.tf_changes.rows(np.asarray(names), pose)
+            if len(rows):
+                outgoing.append((self.tf, tf_message([names[i] for i in rows], pose[rows],
+                                                     stamp)))
         if shapes is not None:
-            array = self._marker_array(*shapes, stamp)
+            array = self._marker_array(*shapes, stamp, new_subscriber)
             if array.markers:
                 outgoing.append((self.markers, array))
         self.gate.publish(outgoing)
@@ -89,22 +131,13 @@ class SceneVisualization:
         mujoco.mj_kinematics(self.engine.model, self.engine.data)  # poses set since a step
         return scene_shapes(self._look, self.engine.data), recompiled
 
-    def _marker_array(self, shapes, recompiled: bool, stamp) -> MarkerArray:
+    def _marker_array(self, shapes, recompiled: bool, stamp, full: bool) -> MarkerArray:
         """Markers of the shapes that moved or changed colour (all of them now and then)."""
-        now = time.monotonic()
         out = MarkerArray()
-        sent = self._sent
-        full = (recompiled or sent is None or now - self._last_full >= FULL_PERIOD_S
-                or not np.array_equal(sent[0], shapes.geom))
         if recompiled:
             out.markers.append(Marker(action=Marker.DELETEALL, ns=MARKER_NS))
-        if full:
-            self._last_full = now
-            rows = np.arange(len(shapes.geom))
-        else:
-            rows = np.flatnonzero((np.abs(shapes.pose - sent[1]) > MOVED).any(axis=1)
-                                  | (shapes.rgba != sent[2]).any(axis=1))
-        self._sent = (shapes.geom, shapes.pose, shapes.rgba)
+        rows = self.marker_changes.rows(shapes.geom, np.concatenate([shapes.pose, shapes.rgba],
+                                                                   axis=1), full or recompiled)
         for i in rows:
             out.markers.append(marker(int(shapes.geom[i]), int(shapes.kind[i]), shapes.pose[i],
                                       shapes.scale[i], shapes.rgba[i], stamp))
