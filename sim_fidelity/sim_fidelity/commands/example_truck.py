@@ -135,7 +135,7 @@ def run_classifier(args: argparse.Namespace) -> int:
               "modes": modes, "seed": args.seed, "max_action_s": args.max_action,
               "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
                        "wall_s": test.wall},
-              "rows": rows, "command": " ".join(["simfid", "example"] + sys.argv[3:])}
+              "rows": rows, "command": " ".join(["simfid", *sys.argv[1:]])}
     if args.plots:
         result["plots"] = [str(_plot_classifier(result, args.plots))]
     if args.json:
@@ -193,7 +193,7 @@ def run_planner(args: argparse.Namespace) -> int:
     result = {"world": world, "budget_s": args.budget, "duration_s": args.duration,
               "depth": args.depth, "modes": modes, "seed": args.seed,
               "max_action_s": args.max_action, "rows": rows, "decisions": runs,
-              "command": " ".join(["simfid", "example"] + sys.argv[3:])}
+              "command": " ".join(["simfid", *sys.argv[1:]])}
     if args.plots:
         result["plots"] = [str(_plot_planner(result, args.plots))]
     if args.json:
