@@ -61,9 +61,10 @@ def start_server(domain: int, log: Path):
     return start_node(SERVER, {"world": WORLD, "real_time_factor": 1.0}, domain, log)
 
 
-def start_manager(domain: int, log: Path, preset: str = "adfi-2"):
-    """The ``fidelity_manager`` console script, started as launch_ros starts it."""
-    return start_as_launch("fidelity_manager", domain, log,
+def start_manager(domain: int, log: Path, preset: str = "adfi-2", env: dict | None = None):
+    """The ``fidelity_manager`` console script, started as launch_ros starts it (``env``: more
+    environment, e.g. ``ros_processes.SHORT_LEASE`` for one to be killed)."""
+    return start_as_launch("fidelity_manager", domain, log, env=env,
                            params={"config": CONFIG, "preset": preset, "rate": 50.0})
 
 

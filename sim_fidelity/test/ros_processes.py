@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+_LEASE_PROFILE = str(Path(__file__).parent / "data" / "dds" / "short_lease.xml")
+# For a process a test kills with SIGKILL: the graph drops it after 5 s instead of DDS's 20 s.
+SHORT_LEASE = {"FASTDDS_DEFAULT_PROFILES_FILE": _LEASE_PROFILE}
 _domains = itertools.count(101 + (os.getpid() % 40) * 3)
 
 
@@ -44,10 +47,12 @@ def console_scripts() -> dict[str, str]:
 
 
 def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tuple = (),
-                    params: dict | None = None, group: bool = False) -> subprocess.Popen:
+                    params: dict | None = None, group: bool = False,
+                    env: dict | None = None) -> subprocess.Popen:
     """Start a console script the way launch_ros' ``Node(name=executable, ...)`` does:
     ``--ros-args -r __node:=NAME -r __ns:=/ --params-file FILE ... -p k:=v ...``.
-    ``group``: in a process group of its own (for signalling it as a terminal does)."""
+    ``group``: in a process group of its own (for signalling it as a terminal does); ``env``:
+    more environment (``SHORT_LEASE``)."""
     module, function = console_scripts()[executable].split(":")
     args = [sys.executable, "-c", f"import sys; from {module} import {function}; "
             f"sys.exit({function}())", "--ros-args", "-r", f"__node:={executable}", "-r", "__ns:=/"]
@@ -56,7 +61,7 @@ def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tu
     for k, v in (params or {}).items():
         args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", **(env or {}))
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=group)
 

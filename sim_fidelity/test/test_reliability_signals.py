@@ -15,14 +15,14 @@ from reliability_trials import (
     start_manager,
     start_server,
 )
-from ros_processes import next_domain, stop, wait_for
+from ros_processes import SHORT_LEASE, next_domain, stop, wait_for
 
 from sim_fidelity.simulator.ros.client import RosSimulator
 
 pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
 
 TRIALS = 8
-LEASE_S = 60.0  # a SIGKILLed process leaves the DDS graph when its lease ends (Fast DDS: 20 s)
+LEASE_S = 60.0  # a SIGKILLed process leaves the DDS graph when its lease ends (SHORT_LEASE: 5 s)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_signals_at_random_moments_leave_every_object_restored(server):
 def test_sigkill_is_undone_by_the_server_and_the_next_manager_starts_from_originals(server):
     domain, sim, tmp = server
     for round_ in range(2):
-        killed = start_manager(domain, tmp / f"killed_{round_}.log")
+        killed = start_manager(domain, tmp / f"killed_{round_}.log", env=SHORT_LEASE)
         try:
             assert wait_for(lambda: changed_objects(sim) > 0, 60.0), "nothing was lowered"
         finally:

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_processes import Probe, next_domain, start_node, stop, wait_for
+from ros_processes import SHORT_LEASE, Probe, next_domain, start_node, stop, wait_for
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
 from simulation_interfaces import srv as si  # noqa: E402
@@ -363,7 +363,8 @@ def test_sim_server_restores_the_levers_of_a_killed_client(tmp_path):
     client_log = tmp_path / "client.log"
     client = subprocess.Popen([sys.executable, "-c", CLIENT, str(domain)],
                               stdout=client_log.open("w"), stderr=subprocess.STDOUT,
-                              env=dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST"))
+                              env=dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+                                       **SHORT_LEASE))  # killed below: 5 s until it leaves
     probe = Probe(domain)
 
     def collision() -> list[bool]:
