@@ -150,7 +150,7 @@ class PacketSignaler(Signaler):
             levels[:] = HIGH
             self.refresh_due = False
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box
-            self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
+            self.steps.watch(np.flatnonzero((levels == HIGH) & ~touching))
         return levels
 
     def _still_now(self, twists: np.ndarray) -> np.ndarray:
