@@ -48,7 +48,7 @@ def _nodes(context):
         Node(package="sim_fidelity", executable="unloading_controller", name="unloading_controller",
              output="screen", on_exit=Shutdown(reason="unloading_controller exited"),
              parameters=[{"world": f"truck_{scenario}", "seed": LaunchConfiguration("seed"),
-                          "action_topic": "/fidelity_manager/action",
+                          "decision_topic": "/fidelity_manager/decision",
                           "backend": LaunchConfiguration("backend"), "use_sim_time": True}]),
     ]
 
