@@ -9,6 +9,7 @@ import pytest
 from sim_fidelity.model_conductor.conductor import Conductor
 from sim_fidelity.model_conductor.config import parse_config_text
 from sim_fidelity.model_conductor.data_sources import ACTION_KIND, read_bag
+from sim_fidelity.model_conductor.errors import ConductorError, ModelError
 from sim_fidelity.model_conductor.scenarios import plan, recording
 from sim_fidelity.model_conductor.scenarios.grasp import GraspMonitor, InHandModel
 from sim_fidelity.model_conductor.scenarios.insertion import CAPTURE, CONNECT, ConnectorModel
@@ -18,6 +19,7 @@ from sim_fidelity.simulator.protocol import Lever
 from sim_fidelity.world_generators import conductor_scenarios as cs
 from sim_fidelity.world_generators import ur5e_hand3 as arm
 from sim_fidelity.world_generators.conductor_scene import ground_model
+from sim_fidelity.world_generators.errors import WorldGenerationError
 from sim_fidelity.world_generators.sdf_text import world
 
 RECORDED = ("grasp_00", "grasp_01")  # seed 0: a success (over a container) and an early release
@@ -225,3 +227,30 @@ def test_baseline_2_binds_on_close_hand_and_releases_on_open_hand(data_set):
     assert result.positions[bound, 2].max() > sidecars["grasp_00"]["scene"]["ball"]["pose"][2] \
         + 0.1  # carried up with the hand
 
+
+
+def test_bad_data_sets_and_parameters_are_named(tmp_path):
+    with pytest.raises(ConductorError, match="holds no executions.yaml"):
+        recording.load_data_set(tmp_path)
+    (tmp_path / "executions.yaml").write_text("executions: [grasp_00]\n")
+    with pytest.raises(ConductorError, match="grasp_00.yaml' does not exist"):
+        recording.load_data_set(tmp_path)
+    (tmp_path / "grasp_00.yaml").write_text("name: grasp_00\nkind: grasp_drop\n")
+    with pytest.raises(ConductorError, match="grasp_00.yaml': missing variant, scene"):
+        recording.load_data_set(tmp_path)
+    with pytest.raises(ModelError, match="objects.ball: shape must be"):
+        InHandModel("in_hand").initialise({"robot_pose": np.r_[0, 0, 0, 0, 0, 0, 1.0],
+                                           "objects": {"ball": {"shape": "cube"}}})
+    with pytest.raises(WorldGenerationError, match="scene object 'pot': unknown type 'teapot'"):
+        cs.scenario_world_sdf("bad", {"pot": {"type": "teapot", "pose": [0, 0, 0]}})
+
+
+def test_cli_parses_record_and_replay(tmp_path):
+    from sim_fidelity.cli import build_parser
+
+    args = build_parser().parse_args(["example", "conductor", "record", "--out",
+                                      str(tmp_path), "--seed", "3"])
+    assert (args.func.__name__, args.out, args.seed) == ("record", tmp_path, 3)
+    args = build_parser().parse_args(["example", "conductor", "--recordings", str(tmp_path),
+                                      "--json"])
+    assert (args.func.__name__, args.recordings, args.json) == ("run", tmp_path, True)
