@@ -5,7 +5,10 @@ possible in a separate process (loopback only, its own DDS domain), and alternat
 no subscriber (nothing is built) and with a subscriber to both /tf and /sim_server/markers
 (viz_rate 10 Hz: every model's transform each time, the markers that moved or changed colour,
 all of them every 2 s). Reports the median of the server's own 1 s real-time-factor windows
-(~/performance) per condition, their ratio, and what was received. Not a test.
+(~/performance) per condition, their ratio, and what was received. Then, in process, the wall
+time of the publishing callback itself on the same world (the first, complete, call and the
+median of later ones while the world steps 0.1 s of sim time between calls), which a loaded
+machine distorts less than a ratio of real-time factors. Not a test.
 
     .venv/bin/python bench/viz_markers.py [--window 10] [--rounds 2] [--json]
 """
@@ -91,13 +94,59 @@ def measure(domain: int, window: float, rounds: int) -> dict:
             "windows_viz": len(viz), **got}
 
 
+def publish_cost(domain: int, calls: int) -> dict:
+    """Wall time of SceneVisualization.publish on truck B with a subscriber to both topics."""
+    import threading
+
+    import rclpy
+    from tf2_msgs.msg import TFMessage
+    from visualization_msgs.msg import MarkerArray
+
+    from sim_fidelity.simulator.engine import MujocoEngine
+    from sim_fidelity.simulator.ros.publishers import PublishGate
+    from sim_fidelity.simulator.ros.visualization import SceneVisualization
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node("viz_cost", context=ctx)
+    try:
+        engine = MujocoEngine.from_file(WORLD)
+        viz = SceneVisualization(node, engine, threading.RLock(), PublishGate(node), rate=0.0,
+                                 tf_links=[])
+        node.create_subscription(MarkerArray, "/viz_cost/markers", lambda m: None, 10)
+        node.create_subscription(TFMessage, "/tf", lambda m: None, 10)
+        deadline = time.monotonic() + 60
+        while (viz.markers.get_subscription_count() == 0 or viz.tf.get_subscription_count() == 0) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        later, step = [], []
+        t0 = time.perf_counter()
+        viz.publish()
+        first = time.perf_counter() - t0
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            engine.run_for(0.1)
+            step.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            viz.publish()
+            later.append(time.perf_counter() - t0)
+    finally:
+        node.destroy_node()
+        ctx.try_shutdown()
+    return {"publish_first_ms": 1e3 * first, "publish_later_median_ms": 1e3 * np.median(later),
+            "publish_later_p90_ms": 1e3 * np.percentile(later, 90),
+            "step_0.1s_sim_median_ms": 1e3 * np.median(step)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=float, default=10.0, help="seconds per condition")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=50, help="in-process publish calls")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = {**measure(170 + os.getpid() % 40, args.window, args.rounds),
+    domain = 170 + os.getpid() % 40
+    result = {**measure(domain, args.window, args.rounds),
+              **publish_cost(domain + 1, args.calls),
               "machine": platform.machine(), "cpus": os.cpu_count(),
               "load_average_1min": os.getloadavg()[0]}
     if args.json:
