@@ -7,7 +7,7 @@ with sim time. ``~/markers`` (``visualization_msgs/MarkerArray``) draws the scen
 (:mod:`sim_fidelity.viz.levels`): namespace ``scene``, marker id = MuJoCo geom id, frame
 ``world``, and a DELETEALL first after the world was recompiled (ids change).
 
-Building and serialising a message per entity is what costs (rclpy: about 0.2 ms per marker
+Building and serialising a message per entity is what costs (rclpy: about 0.4 ms per marker
 on a loaded machine), so each tick sends only what moved by more than ``MOVED`` (or changed
 colour) since it was last sent: all transforms every ``TF_FULL_PERIOD_S`` (tf2 buffers forget
 a frame not heard from for 10 s), all markers when a new subscriber appears and every
