@@ -91,7 +91,6 @@ class BindingWorld(SimulatorModel):
         if not self._welds:
             raise ModelError(self.name, "no weld to bind with: build the world with "
                              "binding_engine() and name its objects in 'objects'")
-        m = self.sim.model
         self._palm = m.body(PALM).id
         self._finger_of = {m.body(f"{ROBOT}::{f}_{p}").id: i for i, f in enumerate(arm.FINGERS)
                            for p in ("proximal", "distal")}

@@ -59,14 +59,13 @@ def pose_robot(engine: MujocoEngine, positions: np.ndarray) -> None:
 
 
 class Tracker:
-    """A conductor listener keeping the tracked object's pose (from whichever model holds it),
-    the transfers and the events."""
+    """A conductor listener keeping the tracked object's pose (from whichever model holds it) and
+    the transfers."""
 
     def __init__(self, entity: str):
         self.entity = entity
         self.poses: dict[float, np.ndarray] = {}
         self.transfers: list[Transfer] = []
-        self.events: list[tuple[float, str, str]] = []
 
     def on_output(self, time: float, model: str, model_id: int,
                   output: Mapping[str, Any]) -> None:
@@ -78,7 +77,7 @@ class Tracker:
         self.transfers.append(transfer)
 
     def on_event(self, time: float, model: str, event: str, data: Mapping[str, Any]) -> None:
-        self.events.append((time, model, event))
+        """Events are not needed: the transfers they cause are."""
 
     def trajectory(self) -> tuple[np.ndarray, np.ndarray]:
         times = np.array(sorted(self.poses))
