@@ -134,6 +134,17 @@ def test_viewer_shows_the_scene_in_level_colours(server):
     assert wait_for(lambda: blue_pixels() > 200, DEADLINE, period=0.5), log.read_text()[-2000:]
 
 
+def test_simfid_sim_gui_runs_the_world_in_the_viewer(server, tmp_path):
+    _, display, _ = server
+    world = tmp_path / "w.sdf"
+    world.write_text(WORLD)
+    run = subprocess.run([sys.executable, "-m", "sim_fidelity.cli", "sim", str(world), "--gui",
+                          "--duration", "0.2"], env=dict(os.environ, DISPLAY=display),
+                         capture_output=True, text=True, timeout=DEADLINE)
+    assert run.returncode == 0, run.stderr
+    assert "sim time         0.200 s" in run.stdout
+
+
 def test_nothing_is_built_without_a_subscriber(context):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

@@ -83,4 +83,7 @@ def watch(engine, duration: float) -> float:
                 time.sleep(ahead)
     finally:
         viewer.close()
+    if viewer.error:
+        from ..viz.errors import RenderError
+        raise RenderError(viewer.error)
     return time.monotonic() - started[0]

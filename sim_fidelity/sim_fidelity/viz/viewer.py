@@ -10,6 +10,7 @@ closing the window ends the viewer, never the simulation.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ FPS = 30.0
 RTF_WINDOW_S = 1.0
 LEGEND_CANVAS = 240  # pixels: the canvas the legend overlay is drawn on (then cropped)
 SPACE = 32  # GLFW key code
+CLOSE_WAIT_S = 30.0  # a software-GL window opening on a loaded machine takes seconds
 
 
 def legend_image(counts) -> np.ndarray:
@@ -40,11 +42,14 @@ class LiveViewer:
     """A passive viewer window on ``engine`` (whose every reading holds ``lock``)."""
 
     def __init__(self, engine, lock: threading.RLock,
-                 on_pause: Callable[[bool], None] | None = None):
+                 on_pause: Callable[[bool], None] | None = None,
+                 on_error: Callable[[str], None] | None = None):
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             raise RenderError("the viewer needs a display (DISPLAY is not set); without one, "
                               "run under a virtual X server: xvfb-run -a <command>")
         self.engine, self.lock, self.on_pause = engine, lock, on_pause
+        self.on_error = on_error or (lambda text: print(text, file=sys.stderr))
+        self.error: str | None = None  # why the window closed, when it was not its user
         self._stop = threading.Event()
         self._toggle = threading.Event()
         self._rtf = (time.monotonic(), engine.time, 0.0)  # window start (wall, sim), value
@@ -73,6 +78,16 @@ class LiveViewer:
             self._toggle.set()
 
     def _run(self) -> None:
+        try:
+            self._show()
+        except Exception as e:  # noqa: BLE001 - a broken window must not take the simulation
+            self.error = f"the viewer stopped: {type(e).__name__}: {e}"
+            self.on_error(self.error)
+        finally:  # the window belongs to this thread: it goes with it
+            if self.handle is not None:
+                self.handle.close()
+
+    def _show(self) -> None:
         self._open()
         while not self._stop.wait(1.0 / FPS):
             if not self.handle.is_running():
@@ -109,10 +124,9 @@ class LiveViewer:
         """Is the window still open (not closed by its user)?"""
         return self._thread.is_alive()
 
-    def close(self) -> None:
-        """Close the window and end the thread (the simulation goes on)."""
+    def close(self, wait: float = CLOSE_WAIT_S) -> None:
+        """Close the window and end the thread (the simulation goes on); waits up to ``wait``
+        seconds for it (a window still opening closes once open)."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(2.0)
-        if self.handle is not None:
-            self.handle.close()
+            self._thread.join(wait)

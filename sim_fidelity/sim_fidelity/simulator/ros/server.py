@@ -212,8 +212,8 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
         viewer = open_viewer(server) if values["gui"] else None
 
         def stop() -> int:  # the stepper stops publishing before the context goes
-            if viewer is not None:
-                viewer.close()
+            if viewer is not None:  # the process ends right after: no wait for the window
+                viewer.close(wait=0.5)
             server.stop()
             return 0
         return stop
@@ -230,7 +230,7 @@ def open_viewer(server: SimServer):
         with server.lock:
             server.engine.set_sim_state(SimState.PAUSED if playing else SimState.PLAYING)
         server.stepper.wake()
-    return LiveViewer(server.engine, server.lock, pause).start()
+    return LiveViewer(server.engine, server.lock, pause, server.node.get_logger().error).start()
 
 
 def main(args: list[str] | None = None) -> NoReturn:
