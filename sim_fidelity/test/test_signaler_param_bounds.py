@@ -1,6 +1,7 @@
-"""Signaler parameter kinds at their bounds (issue 20's finite numbers and counts >= 1): the
-smallest count passes, the one below is refused, and a non-finite number is refused with a
-message that names the value (test_fidelity_signaler_params.py has the other kinds)."""
+"""Signaler parameter kinds at their bounds (issue 20's finite numbers and counts >= 1, issue
+18's choice of clocks): the smallest count passes, the one below is refused, a non-finite number
+or an unknown choice is refused with a message that names the value
+(test_fidelity_signaler_params.py has the other kinds)."""
 from __future__ import annotations
 
 import math
@@ -32,3 +33,15 @@ def test_non_finite_numbers_are_refused(kind, value):
         check_params({"r": Param(kind)}, {"r": given})
     assert info.value.key == "r"
     assert str(info.value).startswith(f"expected a finite number, got {value!r}"), str(info.value)
+
+
+def test_a_choice_takes_one_of_its_options_and_names_them_when_refused():
+    assert check_params({"still_clock": Param("clock")}, {"still_clock": "ticks"}) == \
+        {"still_clock": "ticks"}
+    assert check_params({"still_clock": Param("clock")}, {"still_clock": "steps"}) == \
+        {"still_clock": "steps"}
+    with pytest.raises(ParamError) as info:
+        check_params({"still_clock": Param("clock")}, {"still_clock": "seconds"})
+    assert info.value.key == "still_clock"
+    assert str(info.value).startswith("expected one of steps, ticks, got 'seconds'"), \
+        str(info.value)
