@@ -82,13 +82,13 @@ def truck(tmp_path):
         "world_file": str(WORLD), "use_sim_time": True})
     controller = launch_parameters(tmp_path / "controller.yaml", {
         "world": "truck_A", "seed": 0, "action_topic": "/fidelity_manager/action",
-        "use_sim_time": True})
+        "use_sim_time": True, "timeout": 60.0})  # sim_server loads truck_A for seconds
     procs = {
         "sim_server": start_as_launch("sim_server", domain, tmp_path / "sim_server.log", group=True,
                                       params_files=(REPO / "config" / "sim_server.yaml", server)),
         "fidelity_manager": start_as_launch("fidelity_manager", domain,
                                             tmp_path / "fidelity_manager.log", group=True,
-                                            params_files=(manager,), params={"timeout": 10}),
+                                            params_files=(manager,), params={"timeout": 60}),
         "unloading_controller": start_as_launch("unloading_controller", domain,
                                                 tmp_path / "unloading_controller.log", group=True,
                                                 params_files=(controller,)),

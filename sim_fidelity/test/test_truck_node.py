@@ -9,9 +9,26 @@ from __future__ import annotations
 import pytest
 from ros_processes import REPO, Probe, next_domain, start_node, stop, wait_for
 
+SIMULATOR_WAIT_S = 60.0  # the nodes' timeout: sim_server loads truck_A for seconds under load
+
+
+def _plunger_levels(probe) -> set[int] | None:
+    """The levels of the manager's 45 plunger trees, or None while it does not answer."""
+    from sim_fidelity_interfaces.srv import GetFidelity
+    try:
+        res = probe.call(GetFidelity, "/fidelity_manager/get_fidelity",
+                         GetFidelity.Request(trees=["plungers/.*"]), timeout=10.0)
+    except TimeoutError:  # still starting, or an answer late on a loaded machine: ask again
+        return None
+    return set(res.levels) if res.success and len(res.trees) == 45 else None
+
 
 @pytest.fixture
 def truck(tmp_path):
+    """sim_server and the manager; the test starts the controller (the callable yielded) once
+    its probe listens, and only when the manager answers: the controller announces 'extend' to
+    the manager, which must be there to hear it (a loaded machine may start the manager seconds
+    after the controller)."""
     domain = next_domain()
     world = REPO / "worlds" / "truck_A.sdf"
     procs = [
@@ -21,15 +38,24 @@ def truck(tmp_path):
                    tmp_path / "server.log"),
         start_node("sim_fidelity.fidelity_manager.node",
                    {"config": str(REPO / "config" / "truck.yaml"), "preset": "adfi-3", "rate": 50.0,
-                    "use_sim_time": True}, domain, tmp_path / "manager.log"),
-        start_node("sim_fidelity.truck.controller_node",
-                   {"world": "truck_A", "use_sim_time": True}, domain, tmp_path / "controller.log"),
+                    "use_sim_time": True, "timeout": SIMULATOR_WAIT_S}, domain,
+                   tmp_path / "manager.log"),
     ]
     probe = Probe(domain)
-    yield probe, procs, tmp_path
-    probe.close()
-    for p in reversed(procs):
-        stop(p)
+    try:
+        assert wait_for(lambda: _plunger_levels(probe) is not None, 120.0, period=0.5), \
+            (tmp_path / "manager.log").read_text()
+
+        def start_controller() -> None:
+            procs.append(start_node("sim_fidelity.truck.controller_node",
+                                    {"world": "truck_A", "use_sim_time": True,
+                                     "timeout": SIMULATOR_WAIT_S}, domain,
+                                    tmp_path / "controller.log"))
+        yield probe, procs, tmp_path, start_controller
+    finally:
+        probe.close()
+        for p in reversed(procs):
+            stop(p)
 
 
 def test_controller_node_picks_through_ros(truck):
@@ -37,12 +63,13 @@ def test_controller_node_picks_through_ros(truck):
     from std_msgs.msg import String
 
     from sim_fidelity_interfaces.msg import FidelitySummary, SuctionState
-    from sim_fidelity_interfaces.srv import GetFidelity, SetFidelity
-    probe, procs, tmp = truck
+    from sim_fidelity_interfaces.srv import SetFidelity
+    probe, procs, tmp, start_controller = truck
     phases = probe.capture(String, "/unloading_controller/phase")
     joints = probe.capture(JointState, "/world/truck_A/model/unloader/joint_state")
     suction = probe.capture(SuctionState, "/model/unloader/suction/state")
     summary = probe.capture(FidelitySummary, "/fidelity_manager/summary")
+    start_controller()
 
     def logs() -> str:
         return "\n".join(f"{p.name}:\n{p.read_text()[-1500:]}" for p in sorted(tmp.glob("*.log")))
@@ -51,13 +78,11 @@ def test_controller_node_picks_through_ros(truck):
     plunger_levels: list[set[int]] = []
 
     def held_while_recording() -> bool:
-        res = probe.call(GetFidelity, "/fidelity_manager/get_fidelity",
-                         GetFidelity.Request(trees=["plungers/.*"]))
-        if res.success and len(res.trees) == 45:
-            plunger_levels.append(set(res.levels))
+        if (levels := _plunger_levels(probe)) is not None:
+            plunger_levels.append(levels)
         return any(m.held for m in suction)
 
-    assert wait_for(held_while_recording, 120.0, period=0.1), logs()
+    assert wait_for(held_while_recording, 240.0, period=0.1), logs()
     assert all(p.poll() is None for p in procs), logs()
     seen = [m.data for m in phases]
     assert seen[0] == "approach" and "extend" in seen, seen
