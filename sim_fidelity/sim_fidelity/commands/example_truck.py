@@ -5,10 +5,12 @@ and AdFi-1 side by side."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ..flag_types import count, integer, number, output_folder
@@ -45,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "generator with --test-seed, settled now)")
     c.add_argument("--test-seed", type=integer(at_least(1)), default=1,
                    help="generator seed of the test variant (default 1; the shipped world is 0)")
+    c.add_argument("--parallel", action="store_true",
+                   help="collect every mode and the test labels at once, one process each (the "
+                        "budgets are the same; the machine's cores are shared among them)")
     _common(c, "hifi,adfi-1")
     c.set_defaults(func=run_classifier)
 
@@ -100,25 +105,27 @@ def run_classifier(args: argparse.Namespace) -> int:
     """Collect per mode, collect the HiFi test labels, train, and report Table 1's columns."""
     from ..fidelity_manager import FidelityConfig
     from ..truck.bench import CONFIG
-    from ..truck.classifier import LABELS, accuracy, collect, train
+    from ..truck.classifier import accuracy, collect, train
 
     modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
     world, test_world = _world(args.world), _test_world(args)
-
-    def tell(mode: str):
-        return lambda s: _say(f"{mode}: sample at {s.ready:.0f} s: "
-                              f"pick {s.pick.removed} in {s.pick.sim_time:.1f} s, sweep "
-                              f"{s.sweep.removed} in {s.sweep.sim_time:.1f} s -> "
-                              f"{LABELS[s.label]}")
-
-    collections = {}
-    for mode in modes:
-        _say(f"collecting in {mode} on {world} for {args.budget:g} s")
-        collections[mode] = collect(world, mode, config, args.budget, args.seed,
-                                    max_action=args.max_action, progress=tell(mode))
-    _say(f"collecting HiFi test labels on {test_world} for {args.test_budget or args.budget:g} s")
-    test = collect(test_world, "hifi", config, args.test_budget or args.budget, args.seed,
-                   max_action=args.max_action, progress=tell("test"))
+    jobs = {mode: (world, mode, args.budget) for mode in modes}
+    jobs["test"] = (test_world, "hifi", args.test_budget or args.budget)
+    for name, (where, preset, budget) in jobs.items():
+        _say(f"{name}: collecting in {preset} on {where} for {budget:g} s"
+             + (" (in parallel)" if args.parallel else ""))
+    calls = {name: functools.partial(collect, where, preset, config, budget, args.seed,
+                                     max_action=args.max_action,
+                                     progress=functools.partial(_tell_sample, name))
+             for name, (where, preset, budget) in jobs.items()}
+    if args.parallel:
+        with ProcessPoolExecutor(len(calls)) as pool:
+            futures = {name: pool.submit(call) for name, call in calls.items()}
+            done = {name: future.result() for name, future in futures.items()}
+    else:
+        done = {name: call() for name, call in calls.items()}
+    test = done.pop("test")
+    collections = done
     rows = {}
     for mode, col in collections.items():
         started = time.perf_counter()
@@ -152,6 +159,13 @@ def run_classifier(args: argparse.Namespace) -> int:
     for path in result.get("plots", []):
         print(f"plot {path}")
     return 0
+
+
+def _tell_sample(name: str, s) -> None:
+    from ..truck.classifier import LABELS
+
+    _say(f"{name}: sample at {s.ready:.0f} s: pick {s.pick.removed} in {s.pick.sim_time:.1f} s, "
+         f"sweep {s.sweep.removed} in {s.sweep.sim_time:.1f} s -> {LABELS[s.label]}")
 
 
 def _accuracy_at(col, wall: float, test) -> float:
