@@ -59,6 +59,8 @@ FIDELITY_MANAGER = {
     "world_file": Param("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
     "backend": BACKEND,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
+    "restore_budget": Param(2.5, "seconds for the whole restore at shutdown (launch sends SIGTERM "
+                                 "after 5 s; a loaded machine may need more)", above(0)),
 }
 
 KERNEL_MANAGER = {

@@ -22,7 +22,8 @@ CONFIG = REPO / "config" / "stack_test.yaml"
 SERVER = "sim_fidelity.simulator.ros.server"
 LEVERS = (Lever.DYNAMICS, Lever.COLLISION)  # what the shape type lowers
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-EXIT_WAIT_S = 30.0
+EXIT_WAIT_S = 60.0
+RESTORE_BUDGET_S = 30.0  # the manager's restore_budget: 50 boxes on a loaded machine
 LOWERING_WAIT_S = 120.0
 
 
@@ -65,7 +66,8 @@ def start_manager(domain: int, log: Path, preset: str = "adfi-2", env: dict | No
     """The ``fidelity_manager`` console script, started as launch_ros starts it (``env``: more
     environment, e.g. ``ros_processes.SHORT_LEASE`` for one to be killed)."""
     return start_as_launch("fidelity_manager", domain, log, env=env,
-                           params={"config": CONFIG, "preset": preset, "rate": 50.0})
+                           params={"config": CONFIG, "preset": preset, "rate": 50.0,
+                                   "restore_budget": RESTORE_BUDGET_S})
 
 
 def changed_objects(sim) -> int:

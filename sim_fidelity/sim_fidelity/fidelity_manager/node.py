@@ -18,7 +18,8 @@ Interfaces:
 The start state is the world's original lever state, asked of the simulator; leftovers of a
 manager that died are written back first (logged). On shutdown (SIGINT, SIGTERM, exception) the
 restore waits for a tick in flight, no tick starts after it, and every object is restored, read
-back and counted, within ``RESTORE_BUDGET_S`` in all: when a launch stops, the simulator may be
+back and counted, within ``restore_budget`` seconds in all (2.5 s: launch sends SIGTERM after
+5 s; a loaded machine may need more): when a launch stops, the simulator may be
 gone already; then the node says in one line which trees it could not restore and exits 0
 (nothing is left to restore into; sim_server restores the levers of a client that left). A
 simulator that still answers after the budget ran out (slow static copies of Gazebo classic) is
@@ -38,9 +39,8 @@ import time
 
 from ..errors import SimFidelityError
 
-RESTORE_BUDGET_S = 2.5  # every simulator call of the restore together
 NAMES_SHOWN = 5  # trees named in the could-not-restore line
-LEAVING_S = 2.0  # for a server that withdraws its services one by one as it shuts down
+LEAVING_S = 1.0  # for a server that withdraws its services one by one as it shuts down
 ASK_SIMULATOR_S = 1.0  # for the simulation state, when no tick came for a while
 
 
@@ -224,8 +224,8 @@ def left_the_graph(sim) -> bool:
     return True
 
 
-def restore(adapter: FidelityManagerNode, sim, log) -> int:
-    """Return every object to its start state within RESTORE_BUDGET_S and say how it went, in one
+def restore(adapter: FidelityManagerNode, sim, log, budget: float) -> int:
+    """Return every object to its start state within ``budget`` seconds and say how it went, in one
     line: 0 when all were restored or the simulator is gone (nothing left to restore into), 3 when
     the simulator answers but refuses or objects still differ from their start state."""
     from ..simulator.errors import SimulatorError, SimulatorTimeoutError
@@ -233,7 +233,7 @@ def restore(adapter: FidelityManagerNode, sim, log) -> int:
 
     manager = adapter.manager
     adapter.stopping = True
-    sim.limit_waits(RESTORE_BUDGET_S)
+    sim.limit_waits(budget)
     started = time.perf_counter()
     with adapter.lock:  # after the tick in flight, if any
         lowered = manager.trees.names[manager.levels != Level.HIGH].tolist()
@@ -290,7 +290,7 @@ def main(args: list[str] | None = None) -> int:
             if getattr(sig, "fallback", ""):
                 log.info(f"signaler '{name}': stillness counted in ticks, not physics steps: "
                          f"{sig.fallback}")
-        return lambda: restore(adapter, sim, log)
+        return lambda: restore(adapter, sim, log, p["restore_budget"])
 
     return run_node("fidelity_manager", FIDELITY_MANAGER, start,
                     errors=(ConfigError, SimulatorError), threads=2, args=args)
