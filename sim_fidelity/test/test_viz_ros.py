@@ -34,6 +34,10 @@ WORLD = """<sdf version="1.9"><world name="w">
   </link></model>
 </world></sdf>"""
 DEADLINE = 120.0  # s: a loaded machine starts a server, a software-GL window and DDS slowly
+# The server's own namespace: another test run's sim_server that lands in the same DDS domain
+# (eight parallel runs share 230 domains) publishes /tf too but not under this name.
+NS = f"/viz_{os.getpid()}"
+FRAMES = {"ground", "box", "ball", "box::l"}
 
 
 def level_of(marker) -> Level:
@@ -67,7 +71,8 @@ def server(tmp_path_factory):
     log = folder / "sim_server.log"
     params = {"world": world, "paused": "true", "gui": "true", "viz_rate": 20.0,
               "tf_links": "['box::l']"}
-    args = [sys.executable, "-m", "sim_fidelity.simulator.ros.server", "--ros-args"]
+    args = [sys.executable, "-m", "sim_fidelity.simulator.ros.server", "--ros-args", "-r",
+            f"__ns:={NS}"]
     for k, v in params.items():
         args += ["-p", f"{k}:={v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
@@ -88,10 +93,11 @@ def test_tf_has_every_model_and_the_asked_link(server):
     from tf2_msgs.msg import TFMessage
     probe, _, log = server
     got = probe.capture(TFMessage, "/tf")
-    full = lambda: [m for m in list(got) if len(m.transforms) >= 4]  # noqa: E731 (every 1 s)
+    # every 1 s: all of this world's frames (/tf is global: other worlds' would not be these)
+    full = lambda: [m for m in list(got)  # noqa: E731
+                    if {t.child_frame_id for t in m.transforms} == FRAMES]
     assert wait_for(full, DEADLINE), log.read_text()[-2000:]
     frames = {t.child_frame_id: t for t in full()[0].transforms}
-    assert set(frames) == {"ground", "box", "ball", "box::l"}
     assert {t.header.frame_id for t in frames.values()} == {"world"}
     box = frames["box"].transform.translation
     assert (box.x, box.y, box.z) == pytest.approx((-0.4, 0.0, 0.25), abs=1e-6)
@@ -102,7 +108,7 @@ def test_markers_show_each_shape_and_a_lowered_one_turns_low(server):
 
     from sim_fidelity_interfaces.srv import SetLever
     probe, _, log = server
-    got = probe.capture(MarkerArray, "/sim_server/markers")
+    got = probe.capture(MarkerArray, f"{NS}/sim_server/markers")
     full = lambda: [a for a in list(got) if len(a.markers) >= 3]  # noqa: E731 (all at first)
     assert wait_for(full, DEADLINE), log.read_text()[-2000:]
     first = {m.id: m for m in full()[0].markers}
@@ -113,7 +119,7 @@ def test_markers_show_each_shape_and_a_lowered_one_turns_low(server):
     assert level_of(ball) == Level.HIGH
     assert ball.scale.x == pytest.approx(0.4) and ball.header.frame_id == "world"
     for lever in (Lever.DYNAMICS, Lever.COLLISION):
-        res = probe.call(SetLever, "/sim_server/set_lever",
+        res = probe.call(SetLever, f"{NS}/sim_server/set_lever",
                          SetLever.Request(entities=["ball"], lever=int(lever), enabled=False))
         assert res.result.result == 1, res.result.error_message
 

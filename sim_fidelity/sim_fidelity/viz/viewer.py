@@ -56,6 +56,7 @@ class LiveViewer:
         with lock:
             self.look = SceneLook(engine, levels=True)
         self.handle = None
+        self._window_threads: list[threading.Thread] = []
         self._thread = threading.Thread(target=self._run, name="sim_viewer", daemon=True)
 
     def start(self) -> "LiveViewer":
@@ -67,9 +68,12 @@ class LiveViewer:
 
         with self.lock:
             model = self.look.update()
+            before = set(threading.enumerate())
             self.handle = viewer.launch_passive(model, self.engine.data,
                                                 key_callback=self._key, show_left_ui=False,
                                                 show_right_ui=False)
+            # MuJoCo's render thread: joined on close, or glfw's atexit terminate runs under it
+            self._window_threads += [t for t in threading.enumerate() if t not in before]
             with self.handle.lock():
                 frame_scene(model, self.engine.data, self.look.shown, self.handle.cam)
 
@@ -84,8 +88,14 @@ class LiveViewer:
             self.error = f"the viewer stopped: {type(e).__name__}: {e}"
             self.on_error(self.error)
         finally:  # the window belongs to this thread: it goes with it
-            if self.handle is not None:
-                self.handle.close()
+            self._close_window()
+
+    def _close_window(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+        for t in self._window_threads:
+            t.join(CLOSE_WAIT_S)
+        self._window_threads = []
 
     def _show(self) -> None:
         self._open()
@@ -99,7 +109,7 @@ class LiveViewer:
                 self.on_pause(playing)
             with self.lock:
                 if self.look.stale:
-                    self.handle.close()
+                    self._close_window()
                     self.look.update()
                     self._open()
                 self.look.update()
