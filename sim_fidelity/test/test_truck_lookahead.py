@@ -99,5 +99,6 @@ def test_example_commands_json(small_wall, capsys):
     out = json.loads(capsys.readouterr().out)
     row = out["rows"]["adfi-1"]
     assert row["decisions"] == 1 and row["nodes"] == 1 and row["sim_s"] >= 0.2
+    assert row["wall_per_node_s"] > 0
     assert main(["example", "truck-planner", "--modes", "adfi-9"]) == 2
     assert "unknown mode(s) adfi-9" in capsys.readouterr().err

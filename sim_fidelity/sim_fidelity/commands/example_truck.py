@@ -198,6 +198,7 @@ def run_planner(args: argparse.Namespace) -> int:
         rows[mode] = {"decisions": len(strategy.decisions), "planned": len(planned),
                       "nodes": strategy.nodes,
                       "nodes_per_decision": strategy.nodes / max(len(planned), 1),
+                      "wall_per_node_s": sum(d.wall for d in planned) / max(strategy.nodes, 1),
                       "sim_s": strategy.sim_time, "unloaded": strategy.unloaded,
                       "removed": strategy.removed, "rate_per_hour": strategy.rate_per_hour,
                       "wall_s": strategy.wall}
@@ -215,11 +216,12 @@ def run_planner(args: argparse.Namespace) -> int:
         return 0
     print(f"world {world}: {args.budget:g} s of look-ahead per decision, {args.duration:g} s "
           "executed in hifi")
-    print(f"{'look-ahead':10} {'decisions':>9} {'nodes':>6} {'nodes/dec':>9} {'unloaded':>8} "
-          f"{'rate [1/h]':>10} {'removed':>7}")
+    print(f"{'look-ahead':10} {'decisions':>9} {'nodes':>6} {'nodes/dec':>9} {'s/node':>7} "
+          f"{'unloaded':>8} {'rate [1/h]':>10} {'removed':>7}")
     for mode, r in rows.items():
         print(f"{mode:10} {r['decisions']:9d} {r['nodes']:6d} {r['nodes_per_decision']:9.1f} "
-              f"{r['unloaded']:8d} {r['rate_per_hour']:10.0f} {r['removed']:7d}")
+              f"{r['wall_per_node_s']:7.1f} {r['unloaded']:8d} {r['rate_per_hour']:10.0f} "
+              f"{r['removed']:7d}")
     for path in result.get("plots", []):
         print(f"plot {path}")
     return 0
