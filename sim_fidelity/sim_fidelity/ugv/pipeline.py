@@ -81,6 +81,7 @@ class Outcome:
                 "ordering": self.ordering(), "kernels": self.summary.to_dict(),
                 "kernel_centres": [k.centre.round(3).tolist() for k in self.kernels],
                 "kernel_corrections": self.kernel_hits,
+                "kernels_acted": any(self.kernel_hits.values()),
                 "on_time": {p: int((t > 0).sum()) for p, t in self.totals.items()},
                 "mean_arrival_s": {p: None if np.isnan(a).all() else round(float(np.nanmean(a)), 2)
                                    for p, a in self.arrivals.items()},
@@ -168,8 +169,11 @@ def report(o: Outcome) -> str:
     lines += [f"{p:<9} {v:+7.2f}  {int((o.totals[p] > 0).sum()):>3}/{o.missions}"
               for p, v in o.atr.items()]
     lines += ["", "ordering     " + ", ".join(f"{k}: {'yes' if v else 'NO'}"
-                                              for k, v in o.ordering().items()),
-              "time         " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items()),
+                                              for k, v in o.ordering().items())]
+    if not any(o.kernel_hits.values()):
+        lines += ["             (no kernel corrections: Kernels and Redes/K ran on the unmodified "
+                  "design field, so their relations are run-to-run noise)"]
+    lines += ["time         " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items()),
               "per mission  " + ", ".join(f"{k} {v:.2f} s" for k, v in per_mission.items())]
     return "\n".join(lines)
 
