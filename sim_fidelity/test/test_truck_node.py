@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 from ros_processes import REPO, Probe, next_domain, start_node, stop, wait_for
 
-SIMULATOR_WAIT_S = 60.0  # the nodes' timeout: sim_server loads truck_A for seconds under load
+# the nodes' timeout and the manager's restore budget: under load sim_server loads truck_A for
+# seconds, and the restore of 459 trees against it ran out of the default 2.5 s (exit 3)
+SIMULATOR_WAIT_S = 60.0
 
 
 def _plunger_levels(probe) -> set[int] | None:
@@ -38,8 +40,8 @@ def truck(tmp_path):
                    tmp_path / "server.log"),
         start_node("sim_fidelity.fidelity_manager.node",
                    {"config": str(REPO / "config" / "truck.yaml"), "preset": "adfi-3", "rate": 50.0,
-                    "use_sim_time": True, "timeout": SIMULATOR_WAIT_S}, domain,
-                   tmp_path / "manager.log"),
+                    "use_sim_time": True, "timeout": SIMULATOR_WAIT_S,
+                    "restore_budget": SIMULATOR_WAIT_S}, domain, tmp_path / "manager.log"),
     ]
     probe = Probe(domain)
     try:
