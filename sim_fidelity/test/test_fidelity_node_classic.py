@@ -63,7 +63,8 @@ def test_classic_backend_lowers_and_restores(tmp_path):
         summaries = probe.capture(FidelitySummary, "/fidelity_manager/summary")
         manager = start_node("sim_fidelity.fidelity_manager.node",
                              {"config": CONFIG, "preset": "adfi-3", "rate": 20.0,
-                              "backend": "classic", "world_file": world, "timeout": 20.0},
+                              "backend": "classic", "world_file": world, "timeout": 20.0,
+                              "restore_budget": 60.0},  # static copies: slow under load
                              domain, tmp_path / "manager.log")
         log = tmp_path / "manager.log"
         assert wait_for(lambda: summaries and summaries[-1].low == len(BOXES), 60.0), \
