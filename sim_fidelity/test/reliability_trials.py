@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from ros_processes import REPO, start_as_launch, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, REPO, start_as_launch, start_node, stop, wait_for
 
 from sim_fidelity.simulator import EntityKind, Lever
 
@@ -130,7 +130,7 @@ def silent_simulator(domain: int, tmp: Path, how: str, timeout: float = 2.0) -> 
     log = tmp / f"silent_{how}.log"
     manager = None
     try:
-        with RosSimulator(domain_id=domain, timeout=20.0) as sim:
+        with RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S) as sim:
             sim.wait_for_server(60.0)
         manager = start_as_launch("fidelity_manager", domain, log, params={
             "config": CONFIG, "preset": "adfi-2", "rate": 50.0, "timeout": timeout})

@@ -93,6 +93,7 @@ def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tu
                             stderr=subprocess.STDOUT, start_new_session=group)
 
 
+CLIENT_TIMEOUT_S = 60.0  # a test's RosSimulator: for a service to appear and for each answer
 WALL_EXIT_S = 30.0  # for a signalled node to be gone, the scheduling of a loaded machine included
 _EXIT_LINE = re.compile(r"exit (\d+\.\d+) s after SIG\w+ reached its handler")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_processes import Probe, next_domain, settles, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, Probe, next_domain, settles, start_node, stop, wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import (
@@ -63,8 +63,9 @@ def server(world_file, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(server, world_file):
-    sim = ClassicRosSimulator(domain_id=server[0], timeout=20.0, world_file=str(world_file))
-    sim.wait_for_server(30.0)
+    sim = ClassicRosSimulator(domain_id=server[0], timeout=CLIENT_TIMEOUT_S,
+                              world_file=str(world_file))
+    sim.wait_for_server(60.0)
     yield sim
     sim.close()
 
@@ -229,8 +230,9 @@ def test_static_copy_fallback_through_spawn_and_delete(sim):
 
 
 def test_detection_finds_classic(server, world_file):
-    assert detect_interface(domain_id=server[0], timeout=20.0) == "gazebo_msgs"
-    with connect("auto", domain_id=server[0], timeout=20.0, world_file=str(world_file)) as sim:
+    assert detect_interface(domain_id=server[0], timeout=CLIENT_TIMEOUT_S) == "gazebo_msgs"
+    with connect("auto", domain_id=server[0], timeout=CLIENT_TIMEOUT_S,
+                 world_file=str(world_file)) as sim:
         assert isinstance(sim, ClassicRosSimulator)
         assert "floating" in sim.entities(EntityKind.MODEL)
     with pytest.raises(SimulatorError, match="backend 'ode'"):
@@ -246,10 +248,10 @@ def test_both_interfaces_under_a_namespace(world_file, tmp_path):
                       {"world": world_file, "paused": True, "interfaces": "both",
                        "gazebo_namespace": "/gazebo"}, domain, tmp_path / "both.log")
     try:
-        with connect("auto", domain_id=domain, timeout=20.0) as sim:
+        with connect("auto", domain_id=domain, timeout=CLIENT_TIMEOUT_S) as sim:
             assert type(sim) is RosSimulator
             sim.wait_for_server(20.0)
-        with ClassicRosSimulator(domain_id=domain, timeout=20.0,
+        with ClassicRosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S,
                                  gazebo_namespace="/gazebo") as sim:
             sim.wait_for_server(20.0)
             assert "floating" in sim.entities(EntityKind.MODEL)

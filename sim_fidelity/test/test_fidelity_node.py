@@ -3,7 +3,7 @@ import signal
 import time
 
 import pytest
-from ros_processes import REPO, Probe, next_domain, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, REPO, Probe, next_domain, start_node, stop, wait_for
 
 from sim_fidelity.simulator import EntityKind, Lever
 from sim_fidelity.simulator.ros.client import RosSimulator
@@ -22,10 +22,10 @@ def scene(tmp_path):
     server = start_node("sim_fidelity.simulator.ros.server",
                         {"world": WORLD, "paused": True, "real_time_factor": 0.0}, domain,
                         tmp_path / "server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     probe = Probe(domain)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         yield domain, sim, probe, tmp_path
     finally:
         probe.close()

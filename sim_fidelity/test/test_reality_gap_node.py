@@ -6,7 +6,7 @@ import signal
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, next_domain, start_node, stop, wait_for
 from test_sensor_values import Listener
 
 from sim_fidelity.oned.example import SPEC
@@ -36,11 +36,11 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
     server = start_node("sim_fidelity.simulator.ros.server",
                         {"world": world, "odometry": f"[{ROBOT}]", "publish_rate": 20.0}, domain,
                         tmp_path / "sim_server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     listener = Listener(domain, {"/kernel_manager/fired": KernelFired, TERRAIN_TOPIC: Bool})
     manager = None
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         sim.set_states([ROBOT], np.array([[2.0, 0, 0, 0, 0, 0, 1.0]]))
         cmd = listener.node.create_publisher(Twist, spec.action[0].topic, 10)
         command = Twist()

@@ -15,7 +15,7 @@ from reliability_trials import (
     start_manager,
     start_server,
 )
-from ros_processes import SHORT_LEASE, Probe, next_domain, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, SHORT_LEASE, Probe, next_domain, stop, wait_for
 
 from sim_fidelity.simulator.ros.client import RosSimulator
 
@@ -30,9 +30,9 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("signals")
     domain = next_domain()
     proc = start_server(domain, tmp / "server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         yield domain, sim, tmp
     finally:
         sim.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, start_node, stop
+from ros_processes import CLIENT_TIMEOUT_S, next_domain, start_node, stop
 from sdf_snippets import GROUND, box_model, world
 
 from sim_fidelity.simulator import Lever, SimState
@@ -48,8 +48,8 @@ def without_levers(world_file, tmp_path_factory):
 
 
 def _client(domain: int, world_file: Path) -> RosSimulator:
-    sim = RosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
-    sim.wait_for_server(30.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
+    sim.wait_for_server(60.0)
     return sim
 
 

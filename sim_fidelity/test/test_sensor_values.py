@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, settles, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, next_domain, settles, start_node, stop, wait_for
 
 from sim_fidelity.simulator import Lever
 from sim_fidelity.simulator.engine import MujocoEngine
@@ -114,10 +114,10 @@ def test_sim_server_publishes_and_overrides_sensor_values(tmp_path):
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world, "paused": True, "publish_rate": 20.0}, domain,
                       tmp_path / "sim_server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     listener = Listener(domain, {TERRAIN_TOPIC: Bool})
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
 
         def reads(value: bool) -> bool:  # a fresh message carries the value
             listener.latest.pop(TERRAIN_TOPIC, None)

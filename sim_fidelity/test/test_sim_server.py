@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 from ros_processes import (
+    CLIENT_TIMEOUT_S,
     WALL_EXIT_S,
     exits_within,
     next_domain,
@@ -53,9 +54,9 @@ def served(world_file, tmp_path_factory):
     log = tmp_path_factory.mktemp("logs") / "sim_server.log"
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world_file, "paused": True, "real_time_factor": 0.0}, domain, log)
-    sim = RosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         assert wait_for(lambda: sim.has_service("set_lever"), 60.0), "no set_lever service"
         yield sim, proc, log
     finally:
@@ -262,7 +263,7 @@ def test_client_times_out_clearly_when_server_is_killed(world_file, tmp_path):
                       domain, tmp_path / "server.log")
     sim = RosSimulator(domain_id=domain, timeout=1.5)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         sim.step(1)
         stop(proc, signal.SIGKILL)
         outcome: list = []
@@ -291,9 +292,9 @@ def test_static_copy_fallback_without_lever_services(world_file, tmp_path):
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world_file, "paused": True, "serve_levers": False},
                       domain, tmp_path / "server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         f = sim.features()
         assert f.static_fallback and f.levers == frozenset({Lever.DYNAMICS, Lever.COLLISION})
         with pytest.raises(UnsupportedLeverError):
@@ -312,9 +313,9 @@ def test_static_copy_fallback_without_lever_services(world_file, tmp_path):
         with pytest.raises(UnsupportedLeverError, match="not a top-level model"):
             sim.set_lever(["floating::link"], Lever.DYNAMICS, False)
         # a client without the world file cannot make the copy: it says so and leaves the model
-        blind = RosSimulator(domain_id=domain, timeout=20.0)
+        blind = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
         try:
-            blind.wait_for_server(30.0)
+            blind.wait_for_server(60.0)
             with pytest.raises(UnsupportedLeverError, match="needs world_file="):
                 blind.set_lever(["floating"], Lever.DYNAMICS, False)
             assert "floating" in blind.entities(EntityKind.MODEL)
@@ -354,9 +355,9 @@ def test_simfid_serve_starts_the_same_node(world_file, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "sim_fidelity.cli", "serve", str(world_file),
                              "--paused", "--rtf", "0"], env=env, stdout=subprocess.DEVNULL,
                             stderr=(tmp_path / "serve.log").open("w"))
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         assert sim.sim_state() == SimState.PAUSED
         sim.step(10)
         assert sim.time == pytest.approx(0.01)
@@ -369,9 +370,9 @@ def test_server_exits_cleanly_on_sigint_and_rejects_bad_world(world_file, tmp_pa
     domain = next_domain()
     proc = start_node("sim_fidelity.simulator.ros.server", {"world": world_file}, domain,
                       tmp_path / "good.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
     finally:
         sim.close()
     assert stop(proc, signal.SIGINT) == 0
@@ -465,9 +466,9 @@ def test_server_stops_cleanly_on_signals(world_file, tmp_path):
 def test_quitting_state_ends_the_server(world_file, tmp_path):
     domain, log = next_domain(), tmp_path / "server.log"
     proc = start_node("sim_fidelity.simulator.ros.server", {"world": world_file}, domain, log)
-    sim = RosSimulator(domain_id=domain, timeout=20.0)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S)
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         req = sim.request("set_simulation_state")
         req.state.state = SimulationState.STATE_QUITTING
         assert code(sim.call("set_simulation_state", req)) == Result.RESULT_OK

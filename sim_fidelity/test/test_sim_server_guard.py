@@ -346,7 +346,7 @@ import sys, time
 from sim_fidelity.simulator import Lever
 from sim_fidelity.simulator.ros.client import RosSimulator
 sim = RosSimulator(domain_id=int(sys.argv[1]), node_name="doomed_manager", timeout=30.0)
-sim.wait_for_server(30.0)
+sim.wait_for_server(60.0)
 sim.set_lever(["floating", "resting"], Lever.COLLISION, False)
 print("lowered", flush=True)
 time.sleep(600)

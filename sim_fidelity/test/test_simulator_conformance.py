@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, settles, start_node, stop, wait_for
+from ros_processes import CLIENT_TIMEOUT_S, next_domain, settles, start_node, stop, wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import (
@@ -71,9 +71,9 @@ def over_ros(world_file: Path, tmp: Path) -> Iterator[Simulator]:
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world_file, "paused": True, "real_time_factor": 0.0}, domain,
                       tmp / "sim_server.log")
-    sim = RosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         assert wait_for(lambda: sim.has_service("set_lever"), 60.0)
         yield sim
         assert proc.poll() is None, "sim_server died during the tests"
@@ -92,9 +92,10 @@ def over_ros_classic(world_file: Path, tmp: Path) -> Iterator[Simulator]:
                       {"world": world_file, "paused": True, "real_time_factor": 1.0,
                        "interfaces": "gazebo_msgs", "serve_levers": False}, domain,
                       tmp / "sim_server.log")
-    sim = ClassicRosSimulator(domain_id=domain, timeout=20.0, world_file=str(world_file))
+    sim = ClassicRosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S,
+                              world_file=str(world_file))
     try:
-        sim.wait_for_server(30.0)
+        sim.wait_for_server(60.0)
         yield sim
         assert proc.poll() is None, "sim_server died during the tests"
     finally:
