@@ -25,6 +25,8 @@ ROSDEP_KEYS = {
     "mujoco": "python3-mujoco-pip",
     "rosbags": "python3-rosbags-pip",
     "pymap3d": "python3-pymap3d",
+    "PIL": "python3-pil",
+    "imageio": "python3-imageio",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",
