@@ -126,7 +126,9 @@ class KernelSet:
         if near is None:
             return None
         centres, reach, owner = near
-        within = component_difference(centres, s, self.periodic) @ self.weights < reach
+        diff = component_difference(centres, s, self.periodic) if self._any_periodic \
+            else np.abs(centres - s)  # the hot path stays one subtraction without angles
+        within = diff @ self.weights < reach
         i = int(within.argmax())
         if not within[i]:
             return None
