@@ -339,12 +339,15 @@ class RosSimulator:
             if n == 0:
                 return
             raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
-        before = self._clock
+        before, dt = self._clock, self.step_size
         limit = max(self.timeout, n * 0.01)
         res = self.call("step_simulation", self._types["step_simulation"].Request(steps=n), limit)
         self._check(res, "step_simulation")
-        with self._clock_event:  # the server publishes /clock before it answers
-            self._clock_event.wait_for(lambda: self._clock > before, timeout=1.0)
+        # the server publishes /clock after every chunk of steps, the last before it answers; on
+        # a loaded machine the earlier ones may arrive after the answer
+        with self._clock_event:
+            self._clock_event.wait_for(lambda: self._clock >= before + (n - 0.5) * dt,
+                                       timeout=self.timeout)
 
     @property
     def time(self) -> float:
@@ -377,6 +380,8 @@ class RosSimulator:
         req = self._types["reset_simulation"].Request()
         req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
         self._check(self.call("reset_simulation", req), "reset_simulation")
+        with self._clock_event:  # the reset's /clock (0) comes after any sent before it
+            self._clock_event.wait_for(lambda: self._clock == 0.0, timeout=self.timeout)
         for name, entry in list(self._lowered.items()):
             self.delete(name)
             self.spawn(name, entry["sdf"], self._model_pose[name])
