@@ -19,6 +19,7 @@ from launch_ros.actions import Node
 from sim_fidelity.simulator.ros.classic.launch_actions import (
     gazebo_servers,
     is_backend,
+    manager_sigterm_timeout,
 )
 
 BACKENDS = ["embedded", "gz", "classic"]
@@ -50,6 +51,7 @@ def generate_launch_description():
                           "real_time_factor": LaunchConfiguration("real_time_factor")}]),
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
              output="screen", on_exit=Shutdown(reason="fidelity_manager exited"),
+             sigterm_timeout=manager_sigterm_timeout(),
              parameters=[{"config": LaunchConfiguration("config"),
                           "preset": LaunchConfiguration("preset"),
                           "rate": LaunchConfiguration("rate"),

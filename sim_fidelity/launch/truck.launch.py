@@ -19,6 +19,7 @@ from launch_ros.actions import Node
 from sim_fidelity.simulator.ros.classic.launch_actions import (
     gazebo_servers,
     is_backend,
+    manager_sigterm_timeout,
 )
 
 BACKENDS = ["embedded", "gz", "classic"]
@@ -41,6 +42,7 @@ def _nodes(context):
                           "sleep_tolerance": 0.01}]),  # as load_truck (truck/robot.py)
         Node(package="sim_fidelity", executable="fidelity_manager", name="fidelity_manager",
              output="screen", on_exit=Shutdown(reason="fidelity_manager exited"),
+             sigterm_timeout=manager_sigterm_timeout(),
              parameters=[{"config": os.path.join(share, "config", "truck.yaml"),
                           "preset": LaunchConfiguration("preset"), "rate": 50.0,
                           "world_file": world, "backend": LaunchConfiguration("backend"),

@@ -49,6 +49,8 @@ SIM_SERVER = {
 BACKEND = Param("auto", "the simulator's interface: embedded (sim_server) or gz "
                         "(simulation_interfaces), classic (gazebo_msgs), auto (found on the "
                         "graph)", choices=("auto", "embedded", "gz", "classic"))
+GAZEBO_NAMESPACE = Param("", "namespace of Gazebo classic's gazebo_msgs services and state topics "
+                             "(backend classic or auto), e.g. /gazebo; empty = the root")
 
 FIDELITY_MANAGER = {
     "config": Param("", "fidelity YAML of the scene"),
@@ -58,9 +60,15 @@ FIDELITY_MANAGER = {
     "server": Param("/sim_server", "node name of the simulator's lever services"),
     "world_file": Param("", "the world's SDF, needed only for the static-copy fallback (Gazebo)"),
     "backend": BACKEND,
+    "gazebo_namespace": GAZEBO_NAMESPACE,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
     "restore_budget": Param(2.5, "seconds for the whole restore at shutdown (launch sends SIGTERM "
                                  "after 5 s; a loaded machine may need more)", above(0)),
+    "restore_per_static_copy": Param(1.0, "seconds added to restore_budget per lowered tree "
+                                          "where the simulator lowers by static copies (Gazebo): "
+                                          "a delete and a spawn each; the launch files give "
+                                          "backend gz and classic 120 s before SIGKILL",
+                                     at_least(0)),
 }
 
 KERNEL_MANAGER = {
@@ -69,6 +77,7 @@ KERNEL_MANAGER = {
                   at_least(0)),
     "server": Param("/sim_server", "node name of the simulator's sim_fidelity services"),
     "backend": BACKEND,
+    "gazebo_namespace": GAZEBO_NAMESPACE,
     "timeout": Param(10.0, "seconds to wait for a simulator service", above(0)),
 }
 
@@ -86,6 +95,7 @@ UNLOADING_CONTROLLER = {
     "decision_settle": Param(0.1, "seconds of sim time between a decision point and the "
                                   "decision (the manager's all-HIGH refresh)", between(0, 10)),
     "backend": BACKEND,
+    "gazebo_namespace": GAZEBO_NAMESPACE,
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
 }
 

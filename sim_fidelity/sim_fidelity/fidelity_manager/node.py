@@ -19,9 +19,11 @@ The start state is the world's original lever state, asked of the simulator; lef
 manager that died are written back first (logged). On shutdown (SIGINT, SIGTERM, exception) the
 restore waits for a tick in flight, no tick starts after it, and every object is restored, read
 back and counted, within ``restore_budget`` seconds in all (2.5 s: launch sends SIGTERM after
-5 s; a loaded machine may need more): when a launch stops, the simulator may be
-gone already; then the node says in one line which trees it could not restore and exits 0
-(nothing is left to restore into; sim_server restores the levers of a client that left). A
+5 s; a loaded machine may need more), plus ``restore_per_static_copy`` per lowered tree where the
+simulator lowers by static copies (Gazebo; the launch files then wait 120 s): when a launch
+stops, the simulator may be gone already; then the node says in one line which trees it could
+not restore and exits 0 (nothing is left to restore into; sim_server restores the levers of a
+client that left). A
 simulator that still answers after the budget ran out (slow static copies of Gazebo classic) is
 not gone: the trees not restored are named and the exit code is 3. When no
 tick came for ``timeout`` seconds the node says once why: the simulator left the graph, or its
@@ -224,8 +226,16 @@ def left_the_graph(sim) -> bool:
     return True
 
 
-def restore(adapter: FidelityManagerNode, sim, log, budget: float) -> int:
-    """Return every object to its start state within ``budget`` seconds and say how it went, in one
+def restore_budget(sim, base: float, per_static_copy: float, lowered: int) -> float:
+    """Seconds for the restore: ``base``, plus ``per_static_copy`` for each of the ``lowered``
+    trees when the simulator lowers by static copies (a delete and a spawn to give each back)."""
+    return base + (per_static_copy * lowered if sim.features().static_fallback else 0.0)
+
+
+def restore(adapter: FidelityManagerNode, sim, log, budget: float,
+            per_static_copy: float = 0.0) -> int:
+    """Return every object to its start state within ``budget`` seconds (plus ``per_static_copy``
+    for each lowered tree where the simulator lowers by static copies) and say how it went, in one
     line: 0 when all were restored or the simulator is gone (nothing left to restore into), 3 when
     the simulator answers but refuses or objects still differ from their start state."""
     from ..simulator.errors import SimulatorError, SimulatorTimeoutError
@@ -237,6 +247,9 @@ def restore(adapter: FidelityManagerNode, sim, log, budget: float) -> int:
     started = time.perf_counter()
     with adapter.lock:  # after the tick in flight, if any
         lowered = manager.trees.names[manager.levels != Level.HIGH].tolist()
+        if per_static_copy and lowered:  # static copies: more time, counted from the start
+            sim.limit_waits(restore_budget(sim, budget, per_static_copy, len(lowered))
+                            - (time.perf_counter() - started))
         try:
             manager.close()
             left = manager.mismatches()
@@ -273,7 +286,8 @@ def main(args: list[str] | None = None) -> int:
         config = FidelityConfig.load(p["config"])
         config.preset(p["preset"] or None)  # an unknown preset fails here, naming the known ones
         sim = stack.enter_context(connect(
-            p["backend"], server=p["server"], timeout=p["timeout"],
+            p["backend"], gazebo_namespace=p["gazebo_namespace"],
+            server=p["server"], timeout=p["timeout"],
             world_file=p["world_file"] or None, node_name=f"{node.get_name()}_sim_client",
             namespace=node.get_namespace()))
         sim.wait_for_server()
@@ -290,7 +304,8 @@ def main(args: list[str] | None = None) -> int:
             if getattr(sig, "fallback", ""):
                 log.info(f"signaler '{name}': stillness counted in ticks, not physics steps: "
                          f"{sig.fallback}")
-        return lambda: restore(adapter, sim, log, p["restore_budget"])
+        return lambda: restore(adapter, sim, log, p["restore_budget"],
+                               p["restore_per_static_copy"])
 
     return run_node("fidelity_manager", FIDELITY_MANAGER, start,
                     errors=(ConfigError, SimulatorError), threads=2, args=args)

@@ -141,7 +141,8 @@ def main(args: list[str] | None = None) -> int:
         kernels = KernelSet.load(p["kernels"])
         rate = p["rate"] or kernels.spec.rate_hz
         sim = stack.enter_context(connect(
-            p["backend"], server=p["server"], timeout=p["timeout"],
+            p["backend"], gazebo_namespace=p["gazebo_namespace"],
+            server=p["server"], timeout=p["timeout"],
             node_name=f"{node.get_name()}_sim_client", namespace=node.get_namespace()))
         sim.wait_for_server()
         runner = KernelRunner(sim, kernels)

@@ -145,7 +145,8 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
         raise ParameterError(node.get_name(), "world",
                              "is empty: give the world's name (e.g. truck_B)")
     sim = stack.enter_context(connect(
-        values["backend"], timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
+        values["backend"], gazebo_namespace=values["gazebo_namespace"],
+        timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
         namespace=node.get_namespace()))
     sim.wait_for_server()
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from ...errors import SimulatorError, SimulatorTimeoutError
-from .names import SHARED_WITH_SIMULATION_INTERFACES, qualified
+from .names import SHARED_WITH_SIMULATION_INTERFACES, checked_namespace, qualified
 
 INTERFACES = ("simulation_interfaces", "gazebo_msgs", "both")
 BACKENDS = ("auto", "gz", "embedded", "classic")
@@ -31,6 +31,7 @@ def interface_services(interfaces: str, standard: dict[str, tuple[type, Any]],
                              f"{', '.join(INTERFACES)}")
     if interfaces == "simulation_interfaces":
         return dict(standard)
+    checked_namespace(gazebo_namespace)
     if interfaces == "both" and not gazebo_namespace.strip("/"):
         raise SimulatorError("interfaces:=both needs gazebo_namespace (e.g. /gazebo): "
                              f"{', '.join(SHARED_WITH_SIMULATION_INTERFACES)} are names of both "
@@ -73,6 +74,7 @@ def connect(backend: str = "auto", *, gazebo_namespace: str = "", **options: Any
     constructor (``timeout``, ``world_file``, ``domain_id``, ``node_name``, ...)."""
     if backend not in BACKENDS:
         raise SimulatorError(f"backend '{backend}' is none of {', '.join(BACKENDS)}")
+    checked_namespace(gazebo_namespace)
     if backend == "auto":
         found = detect_interface(timeout=options.get("timeout", 10.0),
                                  domain_id=options.get("domain_id"),

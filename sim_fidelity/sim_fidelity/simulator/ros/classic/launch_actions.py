@@ -22,6 +22,18 @@ def is_backend(name: str) -> Any:
     return IfCondition(PythonExpression(["'", LaunchConfiguration("backend"), f"' == '{name}'"]))
 
 
+STATIC_COPY_SIGTERM_S = 120  # the manager's restore of static copies (delete + spawn per tree)
+
+
+def manager_sigterm_timeout() -> Any:
+    """The fidelity manager's ``sigterm_timeout``: launch's 5 s for ``embedded`` (levers restore
+    in one call), STATIC_COPY_SIGTERM_S for ``gz`` and ``classic``, whose static copies are given
+    back one delete and spawn at a time (``restore_per_static_copy`` of the manager)."""
+    from launch.substitutions import LaunchConfiguration, PythonExpression
+    return PythonExpression(["'5' if '", LaunchConfiguration("backend"),
+                             f"' == 'embedded' else '{STATIC_COPY_SIGTERM_S}'"])
+
+
 def gazebo_servers(world: Any) -> list:
     """gz-sim's server for ``backend:=gz`` and gzserver for ``backend:=classic``, on ``world``
     (a path or a substitution)."""

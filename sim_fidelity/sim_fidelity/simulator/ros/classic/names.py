@@ -11,7 +11,10 @@ extension, and the client uses it only where it is there.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from ...errors import SimulatorError
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,20 @@ STATE_RATE_HZ = 100.0  # gazebo_ros_state's default <update_rate>, in sim time
 # interfaces cannot share one namespace.
 SHARED_WITH_SIMULATION_INTERFACES = ("spawn_entity", "delete_entity", "get_entity_state",
                                      "set_entity_state", "reset_simulation")
+
+
+NAMESPACE = re.compile(r"/?([A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*)?/?")
+
+
+def checked_namespace(namespace: str, where: str = "gazebo_namespace") -> str:
+    """``namespace`` when it is a ROS namespace (``""``, ``/``, ``/gazebo``, ``robot/gazebo``:
+    tokens of letters, digits and underscores, none starting with a digit), else SimulatorError
+    naming ``where`` and the value."""
+    if not NAMESPACE.fullmatch(namespace):
+        raise SimulatorError(f"{where} '{namespace}' is not a ROS namespace: '/'-separated "
+                             "tokens of letters, digits and underscores, none starting with a "
+                             "digit (e.g. /gazebo)")
+    return namespace
 
 
 def qualified(name: str, namespace: str = "") -> str:
