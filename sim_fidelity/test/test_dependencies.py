@@ -31,6 +31,10 @@ ROSDEP_KEYS = {
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",
 }
+# Optional modules: imported only inside the feature that needs them (the package imports without
+# them), declared in setup.py's extras_require under the extra named here; no rosdep key exists
+# for them (ray: pip only; tools/bootstrap.sh installs it).
+OPTIONAL = {"ray": "sweep"}
 # ROS packages imported by the launch files that cannot be installed here (no Kilted wheels).
 ROS_NOT_INSTALLABLE_HERE = {"launch", "launch_ros"}
 # `type: pkg/msg/Name` in the shipped configuration (message classes loaded by name).
@@ -103,7 +107,11 @@ def test_every_imported_module_is_declared():
                     for m in CONFIG_TYPE.findall(f.read_text())}
     used = third_party(imports(CODE), set()) | config_types
     problems = []
-    for module in sorted(used):
+    extras = setup_keyword("extras_require")
+    for module, extra in OPTIONAL.items():
+        if not distributions_of(module) & {r.lower() for r in extras.get(extra, ())}:
+            problems.append(f"{module}: not in setup.py's extras_require['{extra}']")
+    for module in sorted(used - set(OPTIONAL)):
         if module in ros:
             if module not in exec_depends:
                 problems.append(f"ROS package {module}: no <exec_depend> in package.xml")
@@ -138,7 +146,7 @@ def test_every_test_import_is_a_dependency():
     ros = ros_packages()
     declared = package_xml("exec_depend") | package_xml("test_depend")
     missing = []
-    for module in sorted(third_party(imports(TESTS), TEST_LOCAL)):
+    for module in sorted(third_party(imports(TESTS), TEST_LOCAL) - set(OPTIONAL)):
         key = module if module in ros else ROSDEP_KEYS.get(module)
         if key is None or key not in declared:
             missing.append(module)

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .errors import SweepError
+
 
 def oned(seed: int, missions: int = 1000, episodes: int | None = None) -> dict[str, Any]:
     """Paper 001's 1-D example, every phase, for one seed (``simfid example oned``)."""
@@ -36,7 +38,7 @@ def kernels(seed: int, dims: int = 1, shape: str = "slow", noise: float = 0.03,
         return run_case(Case(dims, shape, noise, transitions, seed), Path(tmp)).to_dict()
 
 
-class ProbeFailure(RuntimeError):
+class ProbeFailure(SweepError):
     """The failure ``probe`` was asked for."""
 
 
