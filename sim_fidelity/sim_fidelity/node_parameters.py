@@ -64,7 +64,7 @@ FIDELITY_MANAGER = {
     "timeout": Param(10.0, "seconds to wait for a simulator answer", above(0)),
     "restore_budget": Param(2.5, "seconds for the whole restore at shutdown (launch sends SIGTERM "
                                  "after 5 s; a loaded machine may need more)", above(0)),
-    "restore_per_static_copy": Param(1.0, "seconds added to restore_budget per lowered tree "
+    "restore_per_static_copy": Param(1.0, "seconds added to restore_budget per tree "
                                           "where the simulator lowers by static copies (Gazebo): "
                                           "a delete and a spawn each; the launch files give "
                                           "backend gz and classic 120 s before SIGKILL",

@@ -19,7 +19,7 @@ The start state is the world's original lever state, asked of the simulator; lef
 manager that died are written back first (logged). On shutdown (SIGINT, SIGTERM, exception) the
 restore waits for a tick in flight, no tick starts after it, and every object is restored, read
 back and counted, within ``restore_budget`` seconds in all (2.5 s: launch sends SIGTERM after
-5 s; a loaded machine may need more), plus ``restore_per_static_copy`` per lowered tree where the
+5 s; a loaded machine may need more), plus ``restore_per_static_copy`` per tree where the
 simulator lowers by static copies (Gazebo; the launch files then wait 120 s): when a launch
 stops, the simulator may be gone already; then the node says in one line which trees it could
 not restore and exits 0 (nothing is left to restore into; sim_server restores the levers of a
@@ -226,30 +226,30 @@ def left_the_graph(sim) -> bool:
     return True
 
 
-def restore_budget(sim, base: float, per_static_copy: float, lowered: int) -> float:
-    """Seconds for the restore: ``base``, plus ``per_static_copy`` for each of the ``lowered``
-    trees when the simulator lowers by static copies (a delete and a spawn to give each back)."""
-    return base + (per_static_copy * lowered if sim.features().static_fallback else 0.0)
+def restore_budget(sim, base: float, per_static_copy: float, trees: int) -> float:
+    """Seconds for the restore: ``base``, plus ``per_static_copy`` for each of the ``trees``
+    when the simulator lowers by static copies (a delete and a spawn to give each back; the tick
+    in flight, which the restore waits for, may be swapping any of them)."""
+    if not per_static_copy or not sim.features().static_fallback:
+        return base
+    return base + per_static_copy * trees
 
 
 def restore(adapter: FidelityManagerNode, sim, log, budget: float,
             per_static_copy: float = 0.0) -> int:
     """Return every object to its start state within ``budget`` seconds (plus ``per_static_copy``
-    for each lowered tree where the simulator lowers by static copies) and say how it went, in one
-    line: 0 when all were restored or the simulator is gone (nothing left to restore into), 3 when
-    the simulator answers but refuses or objects still differ from their start state."""
+    per tree where the simulator lowers by static copies) and say how it went, in one line: 0
+    when all were restored or the simulator is gone (nothing left to restore into), 3 when the
+    simulator answers but refuses or objects still differ from their start state."""
     from ..simulator.errors import SimulatorError, SimulatorTimeoutError
     from .levels import Level
 
     manager = adapter.manager
     adapter.stopping = True
-    sim.limit_waits(budget)
+    sim.limit_waits(restore_budget(sim, budget, per_static_copy, len(manager.trees)))
     started = time.perf_counter()
     with adapter.lock:  # after the tick in flight, if any
         lowered = manager.trees.names[manager.levels != Level.HIGH].tolist()
-        if per_static_copy and lowered:  # static copies: more time, counted from the start
-            sim.limit_waits(restore_budget(sim, budget, per_static_copy, len(lowered))
-                            - (time.perf_counter() - started))
         try:
             manager.close()
             left = manager.mismatches()
