@@ -7,12 +7,13 @@ lock, errors to codes). Written against the surviving mutants of standard_servic
 (docs/testing.md)."""
 from __future__ import annotations
 
+import os
 import threading
 
 import mujoco
 import numpy as np
 import pytest
-from ros_processes import next_domain, wait_for
+from ros_processes import wait_for
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
@@ -201,8 +202,8 @@ def test_only_stopped_forgets_who_changed_levers(served):
 
 def test_quitting_answers_then_stops_the_server_and_its_context(request, monkeypatch):
     import rclpy
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=next_domain())
+    ctx = rclpy.Context()  # its own: QUITTING shuts it down; nothing is spun, so the run's domain
+    rclpy.init(context=ctx, domain_id=int(os.environ["ROS_DOMAIN_ID"]))
     quitter = []  # the thread that ends the node: a daemon, so it never holds the process up
     original = StandardServices._quit
 
