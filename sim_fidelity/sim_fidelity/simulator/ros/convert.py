@@ -6,6 +6,8 @@ import math
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, Quaternion, Twist, Vector3
+from simulation_interfaces.msg import EntityState
+from std_msgs.msg import Header
 
 from sim_fidelity_interfaces.srv import ListEntities
 
@@ -47,3 +49,34 @@ def pose_array(msg: Pose) -> np.ndarray:
 def twist_array(msg: Twist) -> np.ndarray:
     v, w = msg.linear, msg.angular
     return np.array([v.x, v.y, v.z, w.x, w.y, w.z])
+
+
+def entity_states(poses: np.ndarray, twists: np.ndarray, stamp_s: float,
+                  frame_id: str = "world") -> list[EntityState]:
+    """``EntityState`` messages of (n, 7) poses and (n, 6) twists, built with the least Python.
+
+    The leaves are written into each message's own default sub-messages from one ``tolist()``
+    of each array (no per-entity ``Pose``/``Twist``/``Time`` objects, no per-value ``float()``),
+    and every state shares one ``Header`` (same stamp and frame): read the list, don't mutate
+    one header expecting the others to keep theirs.
+    """
+    poses, twists = np.asarray(poses, dtype=float), np.asarray(twists, dtype=float)
+    if poses.ndim != 2 or poses.shape[1] != 7 or twists.shape != (len(poses), 6):
+        raise ValueError(f"entity_states wants (n, 7) poses and (n, 6) twists, got "
+                         f"{poses.shape} and {twists.shape}")
+    header = Header(stamp=time_msg(stamp_s), frame_id=frame_id)
+    states = []
+    for p, t in zip(poses.tolist(), twists.tolist()):
+        state = EntityState()
+        state.header = header
+        pose, twist = state.pose, state.twist
+        leaf = pose.position
+        leaf.x, leaf.y, leaf.z = p[0], p[1], p[2]
+        leaf = pose.orientation
+        leaf.x, leaf.y, leaf.z, leaf.w = p[3], p[4], p[5], p[6]
+        leaf = twist.linear
+        leaf.x, leaf.y, leaf.z = t[0], t[1], t[2]
+        leaf = twist.angular
+        leaf.x, leaf.y, leaf.z = t[3], t[4], t[5]
+        states.append(state)
+    return states

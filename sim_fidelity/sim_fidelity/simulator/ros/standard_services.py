@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..protocol import EntityKind, SimState
 from ..sdf import resolve
-from .convert import pose_array, pose_msg, time_msg, twist_array, twist_msg
+from .convert import entity_states, pose_array, pose_msg, time_msg, twist_array, twist_msg
 from .model_topics import ModelTopics
 from .publishers import Publishers
 from .stepping import Stepper
@@ -101,7 +101,7 @@ class StandardServices:
         names = self._filtered(req.filters)
         pose, twist = self.engine.get_states(names)
         res.entities = names
-        res.states = [self._entity_state(p, t) for p, t in zip(pose, twist)]
+        res.states = entity_states(pose, twist, self.engine.time)
 
     def set_entity_state(self, req, res) -> None:
         self._world_frame(req.state.header.frame_id)
