@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -60,15 +61,56 @@ def entity_states(poses: np.ndarray, twists: np.ndarray, stamp_s: float,
     and every state shares one ``Header`` (same stamp and frame): read the list, don't mutate
     one header expecting the others to keep theirs.
     """
+    poses, twists = _checked(poses, twists)
+    header = Header(stamp=time_msg(stamp_s), frame_id=frame_id)
+    states = [EntityState(header=header) for _ in range(len(poses))]
+    _write_leaves(states, poses, twists)
+    return states
+
+
+class ReusedStates:
+    """``entity_states`` that rewrites the previous answer's messages in place when it is for the
+    same entities and no response holds it any more.
+
+    A response holds its ``states`` list until rclpy has serialised and sent it and dropped the
+    response: while the list has a reference beyond this cache's, a fresh list is built (two
+    answers in flight never share messages). Callers serialise calls (``sim_server`` runs its
+    handlers under the engine lock).
+    """
+
+    FREE_REFS = 2  # sys.getrefcount of a list only this cache holds: the attribute + the argument
+
+    def __init__(self, frame_id: str = "world"):
+        self.frame_id = frame_id
+        self._names: tuple[str, ...] = ()
+        self._states: list[EntityState] = []
+
+    def states(self, names: list[str], poses: np.ndarray, twists: np.ndarray,
+               stamp_s: float) -> list[EntityState]:
+        """The states of ``names`` (the order of ``poses``/``twists``), reused where free."""
+        key = tuple(names)
+        if key != self._names or not key or sys.getrefcount(self._states) > self.FREE_REFS:
+            self._names = key
+            self._states = entity_states(poses, twists, stamp_s, self.frame_id)
+            return self._states
+        poses, twists = _checked(poses, twists)
+        if len(poses) != len(key):
+            raise ValueError(f"ReusedStates.states: {len(key)} names but {len(poses)} poses")
+        self._states[0].header.stamp = time_msg(stamp_s)  # the header all of them share
+        _write_leaves(self._states, poses, twists)
+        return self._states
+
+
+def _checked(poses: np.ndarray, twists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     poses, twists = np.asarray(poses, dtype=float), np.asarray(twists, dtype=float)
     if poses.ndim != 2 or poses.shape[1] != 7 or twists.shape != (len(poses), 6):
         raise ValueError(f"entity_states wants (n, 7) poses and (n, 6) twists, got "
                          f"{poses.shape} and {twists.shape}")
-    header = Header(stamp=time_msg(stamp_s), frame_id=frame_id)
-    states = []
-    for p, t in zip(poses.tolist(), twists.tolist()):
-        state = EntityState()
-        state.header = header
+    return poses, twists
+
+
+def _write_leaves(states: list[EntityState], poses: np.ndarray, twists: np.ndarray) -> None:
+    for state, p, t in zip(states, poses.tolist(), twists.tolist()):
         pose, twist = state.pose, state.twist
         leaf = pose.position
         leaf.x, leaf.y, leaf.z = p[0], p[1], p[2]
@@ -78,5 +120,3 @@ def entity_states(poses: np.ndarray, twists: np.ndarray, stamp_s: float,
         leaf.x, leaf.y, leaf.z = t[0], t[1], t[2]
         leaf = twist.angular
         leaf.x, leaf.y, leaf.z = t[3], t[4], t[5]
-        states.append(state)
-    return states

@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..protocol import EntityKind, SimState
 from ..sdf import resolve
-from .convert import entity_states, pose_array, pose_msg, time_msg, twist_array, twist_msg
+from .convert import ReusedStates, pose_array, pose_msg, time_msg, twist_array, twist_msg
 from .model_topics import ModelTopics
 from .publishers import Publishers
 from .stepping import Stepper
@@ -70,6 +70,7 @@ class StandardServices:
         self.publishers, self.model_topics, self.stop = publishers, model_topics, stop
         self.levers_reset = levers_reset  # a reset put every lever back to the original
         self.spawned: list[str] = []
+        self.reused_states = ReusedStates()  # GetEntitiesStates' messages, rewritten in place
 
     def services(self) -> dict[str, tuple[type, Handler]]:
         """Service name: (type, handler)."""
@@ -101,7 +102,7 @@ class StandardServices:
         names = self._filtered(req.filters)
         pose, twist = self.engine.get_states(names)
         res.entities = names
-        res.states = entity_states(pose, twist, self.engine.time)
+        res.states = self.reused_states.states(names, pose, twist, self.engine.time)
 
     def set_entity_state(self, req, res) -> None:
         self._world_frame(req.state.header.frame_id)
