@@ -17,6 +17,7 @@ _LEASE_PROFILE = str(Path(__file__).parent / "data" / "dds" / "short_lease.xml")
 # For a process a test kills with SIGKILL: the graph drops it after 5 s instead of DDS's 20 s.
 SHORT_LEASE = {"FASTDDS_DEFAULT_PROFILES_FILE": _LEASE_PROFILE}
 DOMAINS = range(101, 230)  # for servers of tests (conftest's in-process default: 20-99)
+HELD_AT_MOST = 24  # per process: the latest ones (a module's servers), room for five runs
 _DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "sim_fidelity_test_domains"
 _held: list[int] = []  # domains this process holds, oldest first
 _locks: dict[int, int] = {}  # domain -> the open descriptor of its lock file
@@ -26,8 +27,9 @@ _start = itertools.count((os.getpid() * 7) % len(DOMAINS))
 def next_domain() -> int:
     """A DDS domain that no other process of this machine's test runs holds (test runs of
     several sessions may share a machine: a server of another run in the same domain answers
-    in place of this run's). Each is taken with an exclusive lock file, kept until this process
-    ends; when every free one is taken, this process's own oldest comes back."""
+    in place of this run's). Each is taken with an exclusive lock file, kept for the next
+    HELD_AT_MOST domains this process takes; when every free one is taken, this process's own
+    oldest comes back (or, holding none, one of them at random)."""
     _DOMAIN_LOCKS.mkdir(exist_ok=True)
     first = next(_start)
     for i in range(len(DOMAINS)):
@@ -42,9 +44,11 @@ def next_domain() -> int:
             continue
         _locks[domain] = fd
         _held.append(domain)
+        if len(_held) > HELD_AT_MOST:  # long done: let other runs have it
+            os.close(_locks.pop(_held.pop(0)))
         return domain
-    if not _held:
-        raise RuntimeError(f"every DDS domain of {DOMAINS} is held by other test runs")
+    if not _held:  # other runs hold them all: share one, as chance gives it
+        return DOMAINS[first]
     _held.append(_held.pop(0))  # all taken: the oldest of ours (its test has ended)
     return _held[-1]
 
