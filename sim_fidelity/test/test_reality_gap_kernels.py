@@ -300,7 +300,8 @@ def test_the_summary_counts_what_the_run_saw_and_made():
     assert g.summary.to_dict() == {
         "transitions_sim": 110, "transitions_phy": 110, "edges_sim": 11, "edges_phy": 11,
         "nodes": 18, "branching_sim": 1.0, "branching_phy": 1.0, "common_states": 6,
-        "common_samples_sim": 60, "common_samples_phy": 60, "tested_nodes": 6, "divergent_nodes": 1, "rollouts": 20, "divergences": 20,
+        "common_samples_sim": 60, "common_samples_phy": 60, "tested_nodes": 6,
+        "divergent_nodes": 1, "rollouts": 20, "divergences": 20,
         "candidates": 1, "kernels": 1, "dropped": 0, "immaterial": 0}
     assert len(g.nodes) == 18 and int(g.tests.divergent.sum()) == 1
     (k,) = g.kernels
