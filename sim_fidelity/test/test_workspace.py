@@ -36,11 +36,12 @@ KILTED_PACKAGES = {
     "ackermann_msgs", "ament_cmake", "ament_index_python", "builtin_interfaces",
     "diagnostic_msgs", "geometry_msgs", "launch", "launch_ros", "nav_msgs", "rcl_interfaces",
     "rclpy", "rosgraph_msgs", "rosidl_default_generators", "rosidl_default_runtime",
-    "sensor_msgs", "simulation_interfaces", "std_msgs", "std_srvs",
+    "sensor_msgs", "simulation_interfaces", "std_msgs", "std_srvs", "tf2_msgs",
+    "visualization_msgs",
 }
 ROSDEP_KEYS = {
     "python3-catkin-pkg", "python3-colcon-common-extensions", "python3-hypothesis",
-    "python3-matplotlib",
+    "python3-imageio", "python3-matplotlib", "python3-pil",
     "python3-mujoco-pip", "python3-numpy", "python3-pymap3d", "python3-pytest",
     "python3-rosbags-pip",
     "python3-tqdm", "python3-yaml",
