@@ -27,6 +27,7 @@ ROSDEP_KEYS = {
     "pymap3d": "python3-pymap3d",
     "PIL": "python3-pil",
     "imageio": "python3-imageio",
+    "sklearn": "python3-sklearn",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",
