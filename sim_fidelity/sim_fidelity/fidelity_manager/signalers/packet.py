@@ -149,8 +149,9 @@ class PacketSignaler(Signaler):
         if t < self.refresh_until or self.refresh_due:
             levels[:] = HIGH
             self.refresh_due = False
-        if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box
-            self.steps.watch(np.flatnonzero((levels == HIGH) & ~touching))
+        if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
+            # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
+            self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
         return levels
 
     def _still_now(self, twists: np.ndarray) -> np.ndarray:
