@@ -38,3 +38,19 @@ def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:
         <initial_position>{target}</initial_position>
       </plugin>
     </model>"""
+
+
+def gripper_cell(pose: str = "-3 0 0 0 0 0") -> str:
+    """A model ``cell`` (link ``base``) nesting a model ``gripper`` (links ``palm`` and
+    ``finger`` on a prismatic joint ``slide``): nested names for the scoped-name tests."""
+    return f"""
+    <model name="cell">
+      <pose>{pose}</pose>
+      <link name="base"><inertial><mass>1</mass></inertial></link>
+      <model name="gripper">
+        <link name="palm"><inertial><mass>1</mass></inertial></link>
+        <link name="finger"><pose>0 0 0.1 0 0 0</pose><inertial><mass>0.1</mass></inertial></link>
+        <joint name="slide" type="prismatic"><parent>palm</parent><child>finger</child>
+          <axis><xyz>1 0 0</xyz></axis></joint>
+      </model>
+    </model>"""

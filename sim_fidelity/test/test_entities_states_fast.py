@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sdf_snippets import GROUND, box_model, servo_pendulum, world
+from sdf_snippets import GROUND, box_model, gripper_cell, servo_pendulum, world
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
@@ -21,17 +21,7 @@ from sim_fidelity.simulator.engine import MujocoEngine  # noqa: E402
 from sim_fidelity.simulator.ros.convert import entity_states  # noqa: E402
 from sim_fidelity.simulator.ros.server import SimServer  # noqa: E402
 
-NESTED = """
-    <model name="cell">
-      <pose>-3 0 0.5 0 0 0.3</pose>
-      <link name="base"><inertial><mass>1</mass></inertial></link>
-      <model name="gripper">
-        <link name="palm"><inertial><mass>1</mass></inertial></link>
-        <link name="finger"><pose>0 0 0.1 0 0 0</pose><inertial><mass>0.1</mass></inertial></link>
-        <joint name="slide" type="prismatic"><parent>palm</parent><child>finger</child>
-          <axis><xyz>1 0 0</xyz></axis></joint>
-      </model>
-    </model>"""
+NESTED = gripper_cell("-3 0 0.5 0 0 0.3")
 BOXES = [box_model(f"box_{i}", 0.5 * (i % 6), 0.5 * (i // 6), 0.3 + 0.05 * i, edge=0.2)
          for i in range(24)]
 WORLD = world("fast_states", GROUND, *BOXES, servo_pendulum(), NESTED)

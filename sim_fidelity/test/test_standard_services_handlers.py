@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 from ros_processes import wait_for
-from sdf_snippets import GROUND, box_model, servo_pendulum, world
+from sdf_snippets import GROUND, box_model, gripper_cell, servo_pendulum, world
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
 from simulation_interfaces import srv as si  # noqa: E402
@@ -34,17 +34,7 @@ from sim_fidelity.simulator.sdf import resolve  # noqa: E402
 from sim_fidelity.simulator.sdf.loader import load_world_string  # noqa: E402
 from sim_fidelity_interfaces.srv import SetLever  # noqa: E402
 
-NESTED = """
-    <model name="cell">
-      <pose>-3 0 0 0 0 0</pose>
-      <link name="base"><inertial><mass>1</mass></inertial></link>
-      <model name="gripper">
-        <link name="palm"><inertial><mass>1</mass></inertial></link>
-        <link name="finger"><pose>0 0 0.1 0 0 0</pose><inertial><mass>0.1</mass></inertial></link>
-        <joint name="slide" type="prismatic"><parent>palm</parent><child>finger</child>
-          <axis><xyz>1 0 0</xyz></axis></joint>
-      </model>
-    </model>"""
+NESTED = gripper_cell("-3 0 0 0 0 0")
 WORLD = world("standard", GROUND, box_model("crate", 2, 0, 1.0, edge=(0.2, 0.4, 0.6)),
               servo_pendulum(), NESTED)
 BOX = "<sdf version='1.9'>" + box_model("spawned", 0, 0, 0) + "</sdf>"
