@@ -108,17 +108,22 @@ def test_geodetic_conversion_errors_name_the_entry() -> None:
                         "state": [dict(fix, origin="o")], "action": [act]})
 
 
-# Exits once /clock has reached argv[1] seconds.
-SIM_TIME_REACHED = """
+# Exits once argv[1] GPS fixes (1 Hz) and argv[2] mission rewards (0.5 Hz) have arrived, counted
+# on the topics the recorder records (not the wall, nor /clock, which runs ahead of the mission
+# and of the recorder's discovery on a loaded machine).
+SAMPLES_SEEN = """
 import sys, rclpy
-from rosgraph_msgs.msg import Clock
-until = float(sys.argv[1])
+from sensor_msgs.msg import NavSatFix
+from std_msgs.msg import Float64
+until = {'fix': int(sys.argv[1]), 'reward': int(sys.argv[2])}
 rclpy.init()
-node = rclpy.create_node('sim_time_probe')
-now = [0.0]
-node.create_subscription(Clock, '/clock', lambda m: now.__setitem__(
-    0, m.clock.sec + m.clock.nanosec * 1e-9), 10)
-while now[0] < until:
+node = rclpy.create_node('sample_probe')
+seen = {'fix': 0, 'reward': 0}
+def count(key):
+    return lambda _: seen.__setitem__(key, seen[key] + 1)
+node.create_subscription(NavSatFix, '/ugv/gps/fix', count('fix'), 10)
+node.create_subscription(Float64, '/ugv_mission/reward', count('reward'), 10)
+while any(seen[k] < until[k] for k in until):
     rclpy.spin_once(node, timeout_sec=0.1)
 """
 
@@ -151,10 +156,15 @@ def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) ->
                              tmp_path / "mission.log")
         assert wait_for(lambda: (tmp_path / "mission.log").read_text().count("started") > 0,
                         60.0), (tmp_path / "mission.log").read_text()
-        # 18 s of sim time (a few 2 s samples up the first leg), judged by /clock, not by the
-        # wall: a loaded machine does not reach the server's 4x
-        clock = subprocess.run([sys.executable, "-c", SIM_TIME_REACHED, "18"], env=env,
-                               capture_output=True, text=True, timeout=180)
+        first = [f"first message on {t}" for t in ("/ugv/gps/fix", "/ugv/imu",
+                                                    "/model/ugv/cmd_ackermann",
+                                                    "/ugv_mission/reward")]
+        assert wait_for(lambda: all(line in log.read_text() for line in first), 120.0), \
+            log.read_text()
+        # then 12 s of fixes and rewards (a few 2 s samples up the first leg), counted on the
+        # topics: a loaded machine neither reaches the server's 4x nor discovers at once
+        clock = subprocess.run([sys.executable, "-c", SAMPLES_SEEN, "12", "6"], env=env,
+                               capture_output=True, text=True, timeout=240)
         assert clock.returncode == 0, clock.stdout + clock.stderr
         recorder.send_signal(signal.SIGINT)
         assert recorder.wait(60) == 0, log.read_text()

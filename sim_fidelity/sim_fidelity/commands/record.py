@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     preset = load_preset(args.preset)
     result = record(preset, args.output, use_sim_time=args.use_sim_time,
-                    duration=args.duration, ready=lambda line: print(line, flush=True))
+                    duration=args.duration, report=lambda line: print(line, flush=True))
     stopped = f" (stopped by {result.signal})" if result.signal else ""
     print(f"wrote {sum(result.counts.values())} messages in {result.seconds:.1f} s to "
           f"{result.path}{stopped}; {result.drained} taken after the stop")

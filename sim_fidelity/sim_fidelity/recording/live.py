@@ -40,9 +40,10 @@ def _message_class(type_name: str):
 
 
 def record(preset: Preset, path: str | Path, *, use_sim_time: bool = False,
-           duration: float = 0.0, ready: Callable[[str], None] = print) -> RecordResult:
+           duration: float = 0.0, report: Callable[[str], None] = print) -> RecordResult:
     """Record ``preset``'s topics to a new bag at ``path`` until SIGINT/SIGTERM (or
-    ``duration`` seconds of wall time, if > 0). ``ready`` hears one line once subscribed."""
+    ``duration`` seconds of wall time, if > 0). ``report`` hears one line once subscribed and
+    one as each topic's first message arrives (discovery can take seconds on a busy machine)."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     stop = threading.Event()
     stopped_by: list[int] = []
@@ -53,14 +54,14 @@ def record(preset: Preset, path: str | Path, *, use_sim_time: bool = False,
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _record(preset, Path(path), use_sim_time, duration, ready, stop, stopped_by)
+        return _record(preset, Path(path), use_sim_time, duration, report, stop, stopped_by)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
 
 
 def _record(preset: Preset, path: Path, use_sim_time: bool, duration: float,
-            ready: Callable[[str], None], stop: threading.Event,
+            report: Callable[[str], None], stop: threading.Event,
             stopped_by: list[int]) -> RecordResult:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -84,12 +85,14 @@ def _record(preset: Preset, path: Path, use_sim_time: bool, duration: float,
         def writer_of(topic: str):
             def write(cdr: bytes) -> None:
                 writer.write_raw(topic, clock.now().nanoseconds, cdr)
+                if writer.counts[topic] == 1:
+                    report(f"first message on {topic}")
             return write
         subs = {topic: node.create_subscription(cls, topic, writer_of(topic), qos, raw=True)
                 for topic, cls in classes.items()}
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
-        ready(f"recording {len(subs)} topics to {path} ({preset.storage}); Ctrl-C stops")
+        report(f"recording {len(subs)} topics to {path} ({preset.storage}); Ctrl-C stops")
         while not stop.is_set() and (duration <= 0 or time.monotonic() - started < duration):
             executor.spin_once(timeout_sec=POLL_S)
         # stop subscribing: take what has arrived, write it, then close
