@@ -100,6 +100,11 @@ def truck(tmp_path):
 
         def running() -> bool:
             return bool(phases and summaries and summaries[-1].low > 0)
+        # the controller logs each stage of its start (connect, list, subscribe): a loaded
+        # machine has taken over 90 s for them; the log says which one a failure stopped in
+        started = tmp_path / "unloading_controller.log"
+        assert wait_for(lambda: "waiting for joint states" in started.read_text(), 150.0), \
+            logs(tmp_path)
         assert wait_for(running, 90.0), logs(tmp_path)
         yield procs, probe, tmp_path
     finally:

@@ -144,11 +144,15 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
     if not values["world"]:
         raise ParameterError(node.get_name(), "world",
                              "is empty: give the world's name (e.g. truck_B)")
+    log = node.get_logger()
+    log.info(f"connecting to the simulator (backend {values['backend']}, "
+             f"timeout {values['timeout']:g} s)")
     sim = stack.enter_context(connect(
         values["backend"], gazebo_namespace=values["gazebo_namespace"],
         timeout=values["timeout"], node_name=f"{node.get_name()}_sim_client",
         namespace=node.get_namespace()))
     sim.wait_for_server()
+    log.info(f"simulator found ({type(sim).__name__}); listing the packets")
     robot = RosUnloader(node, sim, values["model"], values["world"], values["packets"])
     announce = decide = None
     if values["announce"]:
@@ -159,7 +163,6 @@ def start(node, values: dict, stack: ExitStack) -> Callable[[], int]:
         decide = lambda settle: decisions.publish(Float64(data=settle))  # noqa: E731
     phases = node.create_publisher(String, "~/phase", 10)
     state: dict[str, UnloadingController | int | bool] = {"phases": 0}
-    log = node.get_logger()
     log.info(f"{len(robot.packets)} packets in '{values['world']}'; waiting for joint states")
 
     def tick() -> None:
