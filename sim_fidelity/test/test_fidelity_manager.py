@@ -7,11 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 
 from sim_fidelity.fidelity_manager import (
-    ConfigError,
     FidelityManager,
     Interrupted,
     Level,
@@ -105,17 +106,42 @@ def test_exception_inside_the_block_restores(sim):
     assert sim.levers_at_originals()
 
 
-class NoCollisionLever(MujocoEngine):
-    """The real engine announcing fewer levers, as a Gazebo backend might."""
+class NoSensorLever(MujocoEngine):
+    """The real engine announcing no SENSOR lever and listing no sensors, as Gazebo classic."""
 
     def features(self) -> Features:
-        return Features(levers=frozenset(set(Lever) - {Lever.COLLISION}))
+        return Features(levers=frozenset(set(Lever) - {Lever.SENSOR}))
 
 
-def test_missing_lever_is_a_config_error():
-    with pytest.raises(ConfigError,
-                       match="object_types.shape: the simulator has no lever COLLISION"):
-        FidelityManager(NoCollisionLever.from_string(SDF), CONFIG, "adfi-2")
+def test_trees_needing_a_missing_lever_stay_high_whole(tmp_path):
+    """Group 'probed' wants a sensor per box (a pattern the simulator matches nothing with, as
+    Gazebo classic lists no sensors): its trees stay HIGH, boxes included; 'plain' is lowered."""
+    config = yaml.safe_load(Path(CONFIG).read_text())
+    plain = config["trees"].pop("boxes")
+    plain["objects"][0]["pattern"] = r"(box_0_\d_\d)"
+    probed = {"signaler": "packets", "name": "{key}",
+              "objects": [{"type": "shape", "pattern": r"(box_[12]_\d_\d)"},
+                          {"type": "sensor", "pattern": r"(box_[12]_\d_\d)::probe"}]}
+    config["trees"] = {"plain": plain, "probed": probed}
+    path = tmp_path / "probed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    sim = NoSensorLever.from_string(SDF)
+    with FidelityManager(sim, str(path), "adfi-2") as m:
+        probed_trees = [t for t in m.trees.names if not t.startswith("box_0_")]
+        assert m.unsupported == {"the simulator has no lever SENSOR": probed_trees}
+        assert len(probed_trees) == 8
+        settle(m, sim)
+        table = m.get_fidelity()
+        assert all(table[t] == (Level.HIGH, True) for t in probed_trees)
+        assert m.counts()["high"] == 8  # every box at rest, far from the robot: the rest lowered
+        assert m.set_fidelity(".*", Level.LOW) == [t for t in m.trees.names
+                                                   if t.startswith("box_0_")]
+        assert m.release(probed_trees) == probed_trees
+        settle(m, sim, 3)
+        assert all(m.get_fidelity()[t] == (Level.HIGH, True) for t in probed_trees)
+        still = sim.get_lever([f"{t}" for t in probed_trees], Lever.DYNAMICS)
+        assert still.all()  # never touched
+    assert sim.levers_at_originals()
 
 
 def test_raise_on_signals_raises_once_and_restores_handlers():

@@ -149,7 +149,11 @@ class FidelityConfig:
             raise ConfigError(self.file, f"{key}.{e.key}", str(e)) from None
 
     def build_trees(self, sim: Simulator) -> TreeSet:
-        """Expand the tree groups against the simulator's entities."""
+        """Expand the tree groups against the simulator's entities; a pattern whose object type
+        needs a lever the simulator has not may match nothing (its trees stay HIGH:
+        ``support.py``)."""
+        have = sim.features().levers
+        optional = frozenset(n for n, t in self.object_types.items() if t.levers - have)
         by_kind: dict[EntityKind, list[str]] = {}
 
         def entities(kinds: tuple[EntityKind, ...]) -> list[str]:
@@ -162,7 +166,7 @@ class FidelityConfig:
         for spec in self.groups:
             candidates = {o.type.name: entities(o.type.kinds) for o in spec.objects}
             try:
-                trees += expand_group(spec, candidates)
+                trees += expand_group(spec, candidates, optional)
             except TreeExpansionError as e:
                 raise ConfigError(self.file, f"trees.{spec.group}.{e.key}", str(e)) from None
         try:

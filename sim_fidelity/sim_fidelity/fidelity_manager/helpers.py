@@ -25,14 +25,17 @@ from .trees import TreeSet
 
 class HelperBank:
     """The helpers of all trees of a :class:`TreeSet`. Trees start at HIGH: the world's original
-    lever state, written back first where the simulator differs (``reverted`` counts those)."""
+    lever state, written back first where the simulator differs (``reverted`` counts those).
+    ``managed``: per tree, whether the bank touches its objects at all (default: every tree)."""
 
-    def __init__(self, sim: Simulator, trees: TreeSet):
+    def __init__(self, sim: Simulator, trees: TreeSet, managed: np.ndarray | None = None):
         self.sim, self.trees = sim, trees
         self.off = off_table(trees.types)  # (type, level, lever)
         handled = self.off.any(axis=1)  # (type, lever): does the type ever touch the lever
-        self.levers = [lever for lever in Lever if handled[:, lever].any()]
         self.handles = handled[trees.type]  # (object, lever)
+        if managed is not None:
+            self.handles &= np.asarray(managed, bool)[trees.tree, None]
+        self.levers = [lever for lever in Lever if self.handles[:, lever].any()]
         self.start = np.zeros((len(trees.entity), len(Lever)), bool)
         for lever in self.levers:
             objs = np.flatnonzero(self.handles[:, lever])

@@ -20,9 +20,10 @@ import numpy as np
 from ..simulator.errors import InvalidOperationError
 from ..simulator.protocol import Simulator
 from .config import FidelityConfig
-from .errors import ConfigError, SettleError, UnknownNameError
+from .errors import SettleError, UnknownNameError
 from .helpers import HelperBank
 from .levels import LEVEL_DTYPE, Level, parse_level
+from .support import unsupported_mask, unsupported_trees
 
 NOT_SIGNALLED = -1  # sentinel: the next signalled level counts as a change
 
@@ -50,8 +51,10 @@ class FidelityManager:
         n = len(self.trees)
         self.signalers = (self.config.build_signalers(sim, self.trees, self.preset)
                           if self.enabled else {})
-        self._check_levers()
-        self.helpers = HelperBank(sim, self.trees) if self.enabled else None
+        # trees the simulator cannot lower (reason -> names) stay HIGH, held against signalers
+        self.unsupported = unsupported_trees(sim, self.config, self.trees) if self.enabled else {}
+        self.fixed = unsupported_mask(self.trees, self.unsupported)
+        self.helpers = HelperBank(sim, self.trees, ~self.fixed) if self.enabled else None
         row: dict[str, int] = {}
         self._plan = []  # (signaler, tree indices, state rows as a slice or index array)
         for sig in self.signalers.values():
@@ -62,19 +65,8 @@ class FidelityManager:
                                else np.array(rows, np.intp)))
         self.state_names = list(row)
         self.signalled = np.full(n, NOT_SIGNALLED, LEVEL_DTYPE)
-        self.held = np.zeros(n, bool)
+        self.held = self.fixed.copy()
         self.closed = False
-
-    def _check_levers(self) -> None:
-        if not self.enabled:
-            return
-        have = self.sim.features().levers
-        used = {self.trees.types[i] for i in np.unique(self.trees.type)}
-        for t in sorted(used, key=lambda t: t.name):
-            missing = sorted(lever.name for lever in t.levers - have)
-            if missing:
-                raise ConfigError(self.config.file, f"object_types.{t.name}",
-                                  f"the simulator has no lever {', '.join(missing)}")
 
     # --- levels ----------------------------------------------------------------------------------
     @property
@@ -128,13 +120,15 @@ class FidelityManager:
         """Put the trees matching ``patterns`` (full-match regexes) at ``level`` now.
 
         ``hold=True`` keeps them there against their signalers until :meth:`release`. Returns the
-        tree names; KeyError when none matches.
+        tree names set, without those the simulator cannot lower (``unsupported``: they stay
+        HIGH); KeyError when none matches.
         """
         self._check_open()
         if self.helpers is None:
             raise InvalidOperationError(f"the fidelity manager is off (preset '{self.preset}')")
         level = parse_level(level)
         idx = self._select(patterns)
+        idx = idx[~self.fixed[idx]]
         target = self.helpers.level.copy()
         target[idx] = level
         self.helpers.apply(target)
@@ -146,7 +140,7 @@ class FidelityManager:
         level."""
         self._check_open()
         idx = self._select(patterns)
-        self.held[idx] = False
+        self.held[idx] = self.fixed[idx]
         self.signalled[idx] = NOT_SIGNALLED
         return self.trees.names[idx].tolist()
 

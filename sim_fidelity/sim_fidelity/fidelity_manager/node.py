@@ -28,6 +28,9 @@ simulator that still answers after the budget ran out (slow static copies of Gaz
 not gone: the trees not restored are named and the exit code is 3. When no
 tick came for ``timeout`` seconds the node says once why: the simulator left the graph, or its
 time does not advance.
+Trees the simulator cannot lower (a lever it has not, e.g. Gazebo classic's missing ACTUATION,
+SENSOR, SCRIPT; DYNAMICS or COLLISION on a link where levers come by static copies) stay HIGH,
+whole: one line per reason names them at start (``support.py``); the others are managed.
 The packet signaler's per-step stillness rule needs every physics step, which a simulator behind
 ROS does not show: the node counts stillness at its ticks instead and says so in one line at start.
 Parameters: ``node_parameters.FIDELITY_MANAGER``; the preset is checked against the config's
@@ -279,6 +282,7 @@ def main(args: list[str] | None = None) -> int:
     from .config import FidelityConfig
     from .errors import ConfigError
     from .manager import FidelityManager
+    from .support import describe
 
     def start(node, p: dict, stack):
         if not p["config"]:
@@ -300,6 +304,8 @@ def main(args: list[str] | None = None) -> int:
                         "written back")
         log.info(f"preset '{manager.preset}': {len(manager.trees)} trees from {p['config']}, "
                  f"{p['rate']:g} Hz of sim time")
+        for line in describe(manager.unsupported):
+            log.warning(line)
         for name, sig in manager.signalers.items():
             if getattr(sig, "fallback", ""):
                 log.info(f"signaler '{name}': stillness counted in ticks, not physics steps: "

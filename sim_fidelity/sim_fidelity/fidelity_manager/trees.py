@@ -51,8 +51,11 @@ class Tree:
     objects: tuple[tuple[str, str], ...]  # (entity, object type name)
 
 
-def expand_group(spec: TreeGroupSpec, entities_of: dict[str, list[str]]) -> list[Tree]:
-    """Trees of one group; ``entities_of`` maps an object type name to candidate entity names."""
+def expand_group(spec: TreeGroupSpec, entities_of: dict[str, list[str]],
+                 optional: frozenset[str] = frozenset()) -> list[Tree]:
+    """Trees of one group; ``entities_of`` maps an object type name to candidate entity names;
+    a pattern of a type in ``optional`` may match nothing (a simulator that cannot toggle that
+    type may not list its entities either)."""
     keyed = [s.pattern.groups > 0 for s in spec.objects]
     if any(keyed) and not all(keyed):
         i = keyed.index(False)
@@ -68,7 +71,7 @@ def expand_group(spec: TreeGroupSpec, entities_of: dict[str, list[str]]) -> list
             matched += 1
             key = "/".join(g or "" for g in m.groups()) if keyed[0] else ""
             members.setdefault(key, []).append((entity, obj.type.name))
-        if matched == 0:
+        if matched == 0 and obj.type.name not in optional:
             raise TreeExpansionError(f"objects[{i}].pattern", f"'{obj.pattern.pattern}' matches no "
                                      f"entity of a kind fitting type '{obj.type.name}'")
     trees = []
