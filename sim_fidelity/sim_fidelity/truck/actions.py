@@ -1,16 +1,17 @@
 """The unloading controller's actions one at a time, for looking ahead (paper 000, Sec. 5.3-5.4).
 
-At each *decision* (the controller has finished an action and would plan the next) the options
-are a pick at one of the packets the controller would pick (its ranking: nearest the centre line,
-then highest) or a sweep of the floor in front of the wall (:func:`options`, the controller's own
-perception geometry). :class:`DirectedController` is the scripted controller told which action to
-take next; it stops at the next decision. :class:`Rollouts` runs one action from a saved state
-(:meth:`~sim_fidelity.simulator.Simulator.snapshot`) with its own fidelity manager: a fresh one per
-action, started with every packet HIGH and closed (every lever back) when the action ends, which
-is the paper's refresh before every decision; the HiFi preset runs no manager at all.
+At each *decision* (the controller has finished an action and would plan the next) the options are a
+pick at one of the packets the controller would pick (its ranking: highest, then nearest the centre
+line) or a sweep of the floor in front of the wall (:func:`options`, from the controller's own
+:meth:`~.controller.UnloadingController.options`). :class:`DirectedController` is the scripted
+controller told which action to take next; it stops at the next decision. :class:`Rollouts` runs one
+action from a saved state (:meth:`~sim_fidelity.simulator.Simulator.snapshot`) with its own fidelity
+manager: a fresh one per action, started with every packet HIGH and closed (every lever back) when
+the action ends, which is the paper's refresh before every decision; the HiFi preset runs no manager
+at all.
 
-An action's *outcome* counts the packets it removed (unloaded, or riding on the robot on their
-way out) and the sim time it took.
+An action's *outcome* counts the packets it removed (unloaded, or riding on the robot on their way
+out) and the sim time it took.
 """
 from __future__ import annotations
 
@@ -25,23 +26,7 @@ from ..simulator.engine import MujocoEngine
 from ..simulator.poses import box_aabbs
 from ..simulator.snapshot import Snapshot
 from ..world_generators import unloader as geo
-from ..world_generators.truck import TRAILER_WIDTH
-from .controller import (
-    CONTROL_PERIOD,
-    CORRIDOR,
-    CORRIDOR_TOP,
-    CUP_AHEAD,
-    EXTEND,
-    LAYER,
-    MAX_REACH,
-    NOSE_REACH_MAX,
-    NOSE_TIP,
-    PICKABLE,
-    PRESS,
-    TALL,
-    Move,
-    UnloadingController,
-)
+from .controller import CONTROL_PERIOD, Move, UnloadingController
 from .robot import Unloader
 
 MAX_ACTION_S = 40.0  # s of sim time: an action still running then is cut off
@@ -62,59 +47,13 @@ class Action:
 SWEEP = Action("sweep")
 
 
-@dataclass(frozen=True)
-class Face:
-    """What the controller sees in front of the robot: rows, AABBs, and its planning geometry."""
-
-    rows: np.ndarray  # packet rows ahead of the base, in the trailer
-    lo: np.ndarray
-    hi: np.ndarray
-    block: float  # x of the nearest packet in the nose's lane (inf: none)
-    wall: float  # x of the nearest standing tall packet (inf: none)
-    picks: np.ndarray  # indices into rows of the pick candidates, best first
-
-
-def ahead(robot: Unloader) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows, AABB lows and highs of the in-truck packets ahead of the robot's base, inside the
-    trailer (what the controller perceives)."""
-    rows = np.flatnonzero(robot.in_truck)
-    lo, hi = box_aabbs(robot.packet_poses(rows), robot.packet_half[rows])
-    keep = ((lo[:, 0] > robot.model_x() + geo.BASE_FRONT + 0.05)
-            & (np.abs(lo[:, 1] + hi[:, 1]) < TRAILER_WIDTH))
-    return rows[keep], lo[keep], hi[keep]
-
-
-def face(controller: UnloadingController) -> Face:
-    """The controller's view and the geometry of its plan (``UnloadingController._plan`` at stall
-    level 0): the lane block, the standing wall, the reachable pick candidates ranked."""
-    robot = controller.robot
-    rows, lo, hi = ahead(robot)
-    tip = robot.model_x() + NOSE_TIP + controller.cmd["nose_reach"]
-    lane = ((lo[:, 1] < CORRIDOR) & (hi[:, 1] > -CORRIDOR) & (lo[:, 2] < CORRIDOR_TOP)
-            & (0.5 * (lo[:, 0] + hi[:, 0]) > tip - 0.1))
-    block = float(lo[lane, 0].min()) if lane.any() else np.inf
-    height = hi[:, 2] - lo[:, 2]
-    square = (np.abs(2.0 * robot.packet_half[rows] - height[:, None]) < 0.03).any(axis=1)
-    standing = (hi[:, 2] > TALL) & square
-    wall = float(lo[standing, 0].min()) if standing.any() else np.inf
-    cand = standing & (lo[:, 0] < wall + LAYER)
-    if not cand.any() and rows.size:
-        front = lo[lane, 0].min() if lane.any() else lo[:, 0].min()
-        cand = (hi[:, 2] > PICKABLE) & (lo[:, 0] < front + LAYER)
-    base_limit = block - NOSE_REACH_MAX - 0.05  # the raised nose stays clear of the lane
-    need = lo[:, 0] - CUP_AHEAD - geo.TOOL_HOME[0] - EXTEND + PRESS - base_limit
-    c = np.flatnonzero(cand & (need <= MAX_REACH - 0.05))
-    picks = c[np.lexsort((np.abs(lo[c, 1] + hi[c, 1]), -hi[c, 2]))]
-    return Face(rows, lo, hi, block, wall, picks)
-
-
 def options(controller: UnloadingController, max_picks: int = 3) -> list[Action]:
-    """The actions open now: picks at the ``max_picks`` best candidates, then the sweep (none
-    when nothing is left in front of the robot)."""
-    f = face(controller)
-    if not f.rows.size:
+    """The actions open now (:meth:`.UnloadingController.options`): picks at the ``max_picks``
+    best candidates, then the sweep (none when nothing is left in front of the robot)."""
+    opts = controller.options()
+    if opts.sweep is None:
         return []
-    return [Action("pick", int(f.rows[i])) for i in f.picks[:max_picks]] + [SWEEP]
+    return [Action("pick", p.packet) for p in opts.picks[:max_picks]] + [SWEEP]
 
 
 def removed(robot: Unloader) -> int:
@@ -148,16 +87,15 @@ class DirectedController(UnloadingController):
         if action is None:  # the action is done: a decision is due
             self.at_decision = True
             return [Move("decide", {}, timeout=0.0)]
-        f = face(self)
-        if not f.rows.size:
+        opts = self.options()
+        if opts.sweep is None:
             return [Move("idle", {}, timeout=0.0, dwell=1.0)]
-        if action.kind == "pick" and (action.packet in f.rows or f.picks.size):
-            # the packet, or (gone meanwhile) the best candidate
-            i = (int(np.flatnonzero(f.rows == action.packet)[0]) if action.packet in f.rows
-                 else int(f.picks[0]))
-            return self._pick(int(f.rows[i]), f.lo[i], f.hi[i], f.block)
-        return self._sweep(f.block if np.isfinite(f.block) else float(f.lo[:, 0].min()),
-                           f.wall - 0.1)
+        if action.kind == "pick" and opts.picks:
+            # the packet, or (no longer a candidate) the best one
+            chosen = [p for p in opts.picks if p.packet == action.packet]
+            return self._pick((chosen or opts.picks)[0])
+        self.failed[:] = 0
+        return self._sweep(opts.sweep)
 
 
 @dataclass(frozen=True)

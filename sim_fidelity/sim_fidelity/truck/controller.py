@@ -98,6 +98,43 @@ class Move:
     speeds: dict[str, float] = field(default_factory=dict)  # per-joint speed limits for this move
 
 
+@dataclass(frozen=True)
+class PickOption:
+    """A pick the controller may do: ``packet`` (row of the robot's packets), its AABB, and the
+    approach pose: the base's model-frame x, the arm's reach, and the face centre's y and z that
+    the tool aims at (the pick adds its seeded jitter to y and z)."""
+
+    packet: int
+    lo: np.ndarray
+    hi: np.ndarray
+    model_x: float
+    reach: float
+    y: float
+    z: float
+
+
+@dataclass(frozen=True)
+class SweepOption:
+    """A sweep: the nose goes down just before ``block`` (x of the nearest packet in the lane,
+    or of the nearest packet ahead) and its tip drives in towards ``stop``."""
+
+    block: float
+    stop: float
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the controller sees ahead and may do (:meth:`UnloadingController.options`)."""
+
+    rows: np.ndarray  # rows of the in-truck packets ahead of the base, inside the trailer
+    lo: np.ndarray  # their AABBs
+    hi: np.ndarray
+    block: float  # x of the nearest packet in the nose's lane (inf: none)
+    wall: float  # x of the nearest standing tall packet (inf: none)
+    picks: list[PickOption]  # the reachable pick candidates, best first
+    sweep: SweepOption | None  # None: nothing ahead
+
+
 @dataclass
 class ControllerStats:
     picks: int = 0
@@ -204,24 +241,27 @@ class UnloadingController:
         idle = self.robot.time - self._progress_at
         return int(idle > STALL[0]) + int(idle > STALL[1])
 
-    def _plan(self) -> list[Move]:
+    def options(self, level: int | None = None) -> Options:
+        """The actions open now, as the next plan would see them at stall ``level`` (default: the
+        current one): the packets ahead, the lane block, the standing wall, the reachable pick
+        candidates ranked (highest, then most central) with their approach poses, and the
+        sweep's geometry. The plan takes the first pick, or the sweep (see :meth:`_plan`)."""
+        level = self.stall_level() if level is None else level
         idx, lo, hi = self._face()
         if not idx.size:
-            return [Move("idle", {}, timeout=0.0, dwell=1.0)]
-        level = self.stall_level()
-        model_x = self._model_x()
-        tip = model_x + NOSE_TIP + self.cmd["nose_reach"]
+            return Options(idx, lo, hi, np.inf, np.inf, [], None)
+        tip = self._model_x() + NOSE_TIP + self.cmd["nose_reach"]
         centre_x = 0.5 * (lo[:, 0] + hi[:, 0])
         # packets in the lane of the nose and base (not those already riding on the nose)
         lane = ((lo[:, 1] < CORRIDOR) & (hi[:, 1] > -CORRIDOR) & (lo[:, 2] < CORRIDOR_TOP)
                 & (centre_x > tip - 0.1))
-        block = lo[lane, 0].min() if lane.any() else np.inf
+        block = float(lo[lane, 0].min()) if lane.any() else np.inf
         # the standing wall: tall packets resting square (their height is one of their edges),
         # not leaning or toppled ones, which are swept like the floor
         height = hi[:, 2] - lo[:, 2]
         square = (np.abs(2.0 * self.robot.packet_half[idx] - height[:, None]) < 0.03).any(axis=1)
         standing = (hi[:, 2] > TALL) & square
-        wall = lo[standing, 0].min() if standing.any() else np.inf
+        wall = float(lo[standing, 0].min()) if standing.any() else np.inf
         # pick candidates: the face layer of the standing wall (low packets too once stalled)
         cand = standing & (lo[:, 0] < wall + LAYER)
         if level >= 1 or not cand.any():  # low packets are picked only when sweeping stalls
@@ -230,32 +270,49 @@ class UnloadingController:
         cand &= self.failed[idx] < 2
         base_limit = block - NOSE_REACH_MAX - 0.05  # raised nose stays clear of the lane
         need = lo[:, 0] - CUP_AHEAD - geo.TOOL_HOME[0] - EXTEND + PRESS - base_limit
-        reachable = cand & (need <= MAX_REACH - 0.05)
-        if level >= 2:
-            self._aggressive = not self._aggressive
-        if reachable.any() and not (level >= 2 and self._aggressive):
-            c = np.flatnonzero(reachable)
-            best = c[np.lexsort((np.abs(lo[c, 1] + hi[c, 1]), -hi[c, 2]))[0]]
-            return self._pick(idx[best], lo[best], hi[best], block)
-        self.failed[:] = 0
-        if not np.isfinite(block):  # nothing in the lane: drive towards the nearest packets
-            block = lo[:, 0].min()
-        # the tip stops short of a standing wall, unless stalled for long (then it digs in)
-        stop = wall - 0.1 if level < 2 else wall + 0.3
-        return self._sweep(block, stop)
+        c = np.flatnonzero(cand & (need <= MAX_REACH - 0.05))
+        ranked = c[np.lexsort((np.abs(lo[c, 1] + hi[c, 1]), -hi[c, 2]))]
+        picks = [self._pick_option(int(idx[i]), lo[i], hi[i], block) for i in ranked]
+        # nothing in the lane: drive towards the nearest packets; the tip stops short of a
+        # standing wall, unless stalled for long (then it digs in)
+        sweep_block = block if np.isfinite(block) else float(lo[:, 0].min())
+        sweep = SweepOption(sweep_block, wall - 0.1 if level < 2 else wall + 0.3)
+        return Options(idx, lo, hi, block, wall, picks, sweep)
 
-    def _pick(self, packet: int, lo: np.ndarray, hi: np.ndarray, block: float) -> list[Move]:
-        self.stats.picks += 1
-        jitter = self.rng.uniform(-0.03, 0.03, 2)
-        centre = 0.5 * (lo + hi)
-        z = float(np.clip(centre[2] + jitter[1], 0.55, 2.45))
-        y = float(np.clip(centre[1] + jitter[0], -0.7, 0.7))
+    def _pick_option(self, packet: int, lo: np.ndarray, hi: np.ndarray,
+                     block: float) -> PickOption:
+        """Where the robot picks ``packet`` from: the base as close as the nose allows (at most
+        :data:`REACH_NOMINAL` of reach), the arm's reach, shift and lift at the packet's face
+        centre (before the pick's jitter)."""
         face = lo[0]
         model_x = min(face - CUP_AHEAD - geo.TOOL_HOME[0] - REACH_NOMINAL - EXTEND + PRESS,
                       block - NOSE_REACH_MAX - 0.05)
         reach = float(np.clip(face - CUP_AHEAD - geo.TOOL_HOME[0] - model_x - EXTEND + PRESS,
                               -1.3, 1.6))
-        drive = model_x - self.drive_offset
+        centre = 0.5 * (lo + hi)
+        return PickOption(packet, lo, hi, float(model_x), reach, float(centre[1]),
+                          float(centre[2]))
+
+    def _plan(self) -> list[Move]:
+        level = self.stall_level()
+        opts = self.options(level)
+        if opts.sweep is None:
+            return [Move("idle", {}, timeout=0.0, dwell=1.0)]
+        if level >= 2:
+            self._aggressive = not self._aggressive
+        if opts.picks and not (level >= 2 and self._aggressive):
+            return self._pick(opts.picks[0])
+        self.failed[:] = 0
+        return self._sweep(opts.sweep)
+
+    def _pick(self, option: PickOption) -> list[Move]:
+        self.stats.picks += 1
+        packet = option.packet
+        jitter = self.rng.uniform(-0.03, 0.03, 2)
+        z = float(np.clip(option.z + jitter[1], 0.55, 2.45))
+        y = float(np.clip(option.y + jitter[0], -0.7, 0.7))
+        reach = option.reach
+        drive = option.model_x - self.drive_offset
 
         def start_extend() -> None:
             self.announce("extend")
@@ -322,11 +379,12 @@ class UnloadingController:
         self._clear_lift = float(np.clip(need - below + stack + CLEARANCE, -0.45, 1.45))
         return float(np.clip(need, -0.45, 1.45))
 
-    def _sweep(self, block: float, stop: float) -> list[Move]:
-        """Nose down just before ``block`` (the nearest packet in the lane), drive in until the
-        tip reaches ``stop`` (or the base is blocked, or :data:`SWEEP_DEPTH`), close the
-        sweepers, convey, back off."""
+    def _sweep(self, option: SweepOption) -> list[Move]:
+        """Nose down just before the option's ``block`` (the nearest packet in the lane), drive
+        in until the tip reaches its ``stop`` (or the base is blocked, or :data:`SWEEP_DEPTH`),
+        close the sweepers, convey, back off."""
         self.stats.sweeps += 1
+        block, stop = option.block, option.stop
         tip0 = block - 0.25 + self.rng.uniform(-0.03, 0.03)  # raised tip clear of the block
         start = tip0 - (geo.NOSE_HINGE[0] + geo.NOSE_LENGTH) - self.drive_offset
         reach = 0.3

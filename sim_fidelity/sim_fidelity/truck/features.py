@@ -1,10 +1,10 @@
 """State features of a truck-unloading decision (the pick-or-sweep classifier, paper 000 Table 1).
 
-From what the controller perceives (:func:`~.actions.face`): the trailer's width split into
-:data:`LANES` lanes, and for the packets within :data:`DEPTH` metres ahead of the robot's base
-front, per lane the highest top, the count and the gap to the nearest; then the packets lying on
-the floor within the nose's reach, the pick candidates, and the gaps to the standing wall and to
-the nearest packet in the nose's lane.
+From what the controller perceives (:meth:`~.controller.UnloadingController.options`): the trailer's
+width split into :data:`LANES` lanes, and for the packets within :data:`DEPTH` metres ahead of the
+robot's base front, per lane the highest top, the count and the gap to the nearest; then the packets
+lying on the floor within the nose's reach, the pick candidates, and the gaps to the standing wall
+and to the nearest packet in the nose's lane.
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import numpy as np
 
 from ..world_generators import unloader as geo
 from ..world_generators.truck import TRAILER_WIDTH
-from .actions import face
 from .controller import CORRIDOR_TOP, NOSE_REACH_MAX, SWEEP_DEPTH, UnloadingController
 
 LANES = 5
@@ -24,7 +23,7 @@ FEATURES = ([f"lane{i}_top" for i in range(LANES)] + [f"lane{i}_count" for i in 
 
 def state_features(controller: UnloadingController) -> np.ndarray:
     """The features (:data:`FEATURES`, in that order) of the state the controller sees now."""
-    f = face(controller)
+    f = controller.options()
     x0 = controller.robot.model_x() + geo.BASE_FRONT
     gap = f.lo[:, 0] - x0
     near = gap < DEPTH
@@ -40,5 +39,5 @@ def state_features(controller: UnloadingController) -> np.ndarray:
     floor = float(((f.hi[:, 2] < CORRIDOR_TOP) & (f.lo[:, 0] < reach)).sum())
     far = 2 * DEPTH
     return np.concatenate([top, count, nearest,
-                           [floor, float(f.picks.size), min(max(f.wall - x0, 0.0), far),
+                           [floor, float(len(f.picks)), min(max(f.wall - x0, 0.0), far),
                             min(max(f.block - x0, 0.0), far)]])
