@@ -2,7 +2,8 @@
 against Gazebo classic's gazebo_msgs (the static-copy fallback), side by side in one run.
 
 For each path sim_server plays truck_B.sdf as fast as it can (real_time_factor 0) in its own
-process and DDS domain; the manager runs in this process, ticking whenever ``--tick`` seconds of
+process and DDS domain (taken through ``sim_fidelity.ros_domains``' lock files, as the tests take
+theirs); the manager runs in this process, ticking whenever ``--tick`` seconds of
 sim time have passed, for ``--duration`` seconds of sim time; the real-time factor is sim time over
 wall time from the start of play. Paths:
 
@@ -45,6 +46,7 @@ import yaml  # noqa: E402
 
 from sim_fidelity.errors import SimFidelityError  # noqa: E402
 from sim_fidelity.fidelity_manager import FidelityManager  # noqa: E402
+from sim_fidelity.ros_domains import next_domain  # noqa: E402
 from sim_fidelity.simulator import EntityKind, Lever, SimState  # noqa: E402
 from sim_fidelity.simulator.ros.classic.client import ClassicRosSimulator  # noqa: E402
 from sim_fidelity.simulator.ros.client import RosSimulator  # noqa: E402
@@ -140,12 +142,11 @@ def main() -> int:
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    domain = 160 + os.getpid() % 40
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         config = packet_config(args.packets, Path(tmp))
-        for i, name in enumerate(args.paths.split(",")):
-            results.append(run_path(name, config, domain + i, args.duration, args.tick,
+        for name in args.paths.split(","):
+            results.append(run_path(name, config, next_domain(), args.duration, args.tick,
                                     Path(tmp)))
             print(f"[{name}] done", file=sys.stderr, flush=True)
     if args.json:

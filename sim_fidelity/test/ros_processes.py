@@ -1,56 +1,20 @@
 """Start project nodes as real processes for process-level tests, each in its own DDS domain."""
 from __future__ import annotations
 
-import fcntl
-import itertools
 import os
 import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from sim_fidelity.ros_domains import next_domain  # noqa: F401 (the tests take it here)
 
 REPO = Path(__file__).resolve().parents[1]
 _LEASE_PROFILE = str(Path(__file__).parent / "data" / "dds" / "short_lease.xml")
 # For a process a test kills with SIGKILL: the graph drops it after 5 s instead of DDS's 20 s.
 SHORT_LEASE = {"FASTDDS_DEFAULT_PROFILES_FILE": _LEASE_PROFILE}
-DOMAINS = range(101, 230)  # for servers of tests (conftest's in-process default: 20-99)
-HELD_AT_MOST = 24  # per process: the latest ones (a module's servers), room for five runs
-_DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "sim_fidelity_test_domains"
-_held: list[int] = []  # domains this process holds, oldest first
-_locks: dict[int, int] = {}  # domain -> the open descriptor of its lock file
-_start = itertools.count((os.getpid() * 7) % len(DOMAINS))
-
-
-def next_domain() -> int:
-    """A DDS domain that no other process of this machine's test runs holds (test runs of
-    several sessions may share a machine: a server of another run in the same domain answers
-    in place of this run's). Each is taken with an exclusive lock file, kept for the next
-    HELD_AT_MOST domains this process takes; when every free one is taken, this process's own
-    oldest comes back (or, holding none, one of them at random)."""
-    _DOMAIN_LOCKS.mkdir(exist_ok=True)
-    first = next(_start)
-    for i in range(len(DOMAINS)):
-        domain = DOMAINS[(first + i) % len(DOMAINS)]
-        if domain in _locks:
-            continue
-        fd = os.open(_DOMAIN_LOCKS / f"{domain}.lock", os.O_CREAT | os.O_RDWR, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        _locks[domain] = fd
-        _held.append(domain)
-        if len(_held) > HELD_AT_MOST:  # long done: let other runs have it
-            os.close(_locks.pop(_held.pop(0)))
-        return domain
-    if not _held:  # other runs hold them all: share one, as chance gives it
-        return DOMAINS[first]
-    _held.append(_held.pop(0))  # all taken: the oldest of ours (its test has ended)
-    return _held[-1]
 
 
 def start_node(module: str, params: dict, domain: int, log: Path) -> subprocess.Popen:
