@@ -11,9 +11,24 @@ import pytest
 
 from sim_fidelity.cli import main
 from sim_fidelity.fidelity_manager import FidelityConfig
-from sim_fidelity.truck.actions import SWEEP, Action, DirectedController, Outcome, options
+from sim_fidelity.truck.actions import (
+    SWEEP,
+    Action,
+    DirectedController,
+    Outcome,
+    Rollouts,
+    options,
+)
 from sim_fidelity.truck.bench import CONFIG
-from sim_fidelity.truck.classifier import PICK, SWEEP_LABEL, Collection, collect, label, train
+from sim_fidelity.truck.classifier import (
+    PICK,
+    SWEEP_LABEL,
+    Collection,
+    OneClass,
+    collect,
+    label,
+    train,
+)
 from sim_fidelity.truck.features import FEATURES, state_features
 from sim_fidelity.truck.planner import Planner
 from sim_fidelity.truck.robot import load_truck
@@ -67,11 +82,22 @@ def test_collect_labels_a_decision_and_trains_a_model(small_wall, config):
     assert s.pick.action.kind == "pick" and s.sweep.action == SWEEP
     assert s.pick.sim_time == pytest.approx(CUT, abs=0.03)  # cut off
     assert col.sim_time == pytest.approx(s.pick.sim_time + s.sweep.sim_time)
-    model = train(col)  # one class: the constant classifier of it
-    assert model.predict(col.x).tolist() == [s.label]
+    assert col.one_class == ("pick" if s.label == PICK else "sweep")
+    with pytest.raises(OneClass, match="one class, no classifier"):
+        train(col)
     mixed = Collection("adfi-1", "x", [s, s.__class__(s.features + 1.0, 1 - s.label, s.pick,
                                                        s.sweep, 0.0)], 1.0, 1.0)
     assert sorted(train(mixed).predict(mixed.x).tolist()) == [0, 1]  # logistic regression
+
+
+def test_a_count_at_a_horizon_runs_on_with_the_controllers_own_choices(small_wall, config):
+    engine, robot = load_truck(small_wall)
+    rollouts = Rollouts(engine, robot, config, "hifi", max_action=CUT)
+    controller = DirectedController(robot)
+    out = rollouts.run_for(controller, SWEEP, horizon=0.5)
+    assert out.action == SWEEP and out.sim_time == pytest.approx(CUT, abs=0.03)  # its own time
+    assert engine.time == pytest.approx(0.5, abs=0.03)  # counted at the horizon
+    assert rollouts.actions >= 2  # the sweep, then the controller's own choice
 
 
 def test_planner_decision_with_a_tiny_budget(small_wall, config):
@@ -93,6 +119,14 @@ def test_example_commands_json(small_wall, capsys):
     row = out["rows"]["hifi"]
     assert row["samples"] == 1 and out["test"]["samples"] == 1
     assert {"training_accuracy", "test_accuracy", "test_accuracy_at", "rtf"} <= set(row)
+    # one label: reported as one class, no accuracy printed
+    assert row["one_class"] in ("pick", "sweep") and out["test"]["one_class"] == row["one_class"]
+    assert row["test_accuracy"] is None and set(row["test_accuracy_at"].values()) == {None}
+    assert main(["example", "truck-classifier", "--world", str(small_wall), "--test-world",
+                 str(small_wall), "--budget", "0.001", "--max-action", str(CUT), "--modes",
+                 "adfi-1"]) == 0
+    text = capsys.readouterr().out
+    assert f"one class ('{row['one_class']}'): no classifier, no accuracy" in text
     assert main(["example", "truck-planner", "--world", str(small_wall), "--budget", "0",
                  "--duration", "0.2", "--depth", "1", "--max-action", str(CUT), "--modes",
                  "adfi-1", "--json"]) == 0

@@ -12,6 +12,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 from ..flag_types import count, integer, number, output_folder
 from ..ranges import above, at_least
@@ -47,6 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "generator with --test-seed, settled now)")
     c.add_argument("--test-seed", type=integer(at_least(1)), default=1,
                    help="generator seed of the test variant (default 1; the shipped world is 0)")
+    c.add_argument("--horizon", type=number(at_least(0)), default=None,
+                   help="sim seconds after a decision at which each branch's unloaded packets "
+                        "are counted, the action followed by the controller's own choices "
+                        "(default: 0, at the action's end)")
     c.add_argument("--parallel", action="store_true",
                    help="collect every mode and the test labels at once, one process each (the "
                         "budgets are the same; the machine's cores are shared among them)")
@@ -105,9 +110,10 @@ def run_classifier(args: argparse.Namespace) -> int:
     """Collect per mode, collect the HiFi test labels, train, and report Table 1's columns."""
     from ..fidelity_manager import FidelityConfig
     from ..truck.bench import CONFIG
-    from ..truck.classifier import accuracy, collect, train
+    from ..truck.classifier import HORIZON_S, collect
 
     modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
+    horizon = HORIZON_S if args.horizon is None else args.horizon
     world, test_world = _world(args.world), _test_world(args)
     jobs = {mode: (world, mode, args.budget) for mode in modes}
     jobs["test"] = (test_world, "hifi", args.test_budget or args.budget)
@@ -115,7 +121,7 @@ def run_classifier(args: argparse.Namespace) -> int:
         _say(f"{name}: collecting in {preset} on {where} for {budget:g} s"
              + (" (in parallel)" if args.parallel else ""))
     calls = {name: functools.partial(collect, where, preset, config, budget, args.seed,
-                                     max_action=args.max_action,
+                                     max_action=args.max_action, horizon=horizon,
                                      progress=functools.partial(_tell_sample, name))
              for name, (where, preset, budget) in jobs.items()}
     if args.parallel:
@@ -125,40 +131,57 @@ def run_classifier(args: argparse.Namespace) -> int:
     else:
         done = {name: call() for name, call in calls.items()}
     test = done.pop("test")
-    collections = done
-    rows = {}
-    for mode, col in collections.items():
-        started = time.perf_counter()
-        model = train(col)
-        fit = time.perf_counter() - started
-        rows[mode] = {
-            "samples": len(col.samples), "picks_better": int(col.y.sum()),
-            "collection_wall_s": col.wall, "sim_s": col.sim_time,
-            "rtf": col.sim_time / max(col.wall, 1e-9), "fit_s": fit,
-            "training_accuracy": accuracy(model, col), "test_accuracy": accuracy(model, test),
-            "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * args.budget, test)
-                                 for f in FRACTIONS}}
+    rows = {mode: _classifier_row(col, test, args.budget) for mode, col in done.items()}
     result = {"world": world, "test_world": str(test_world), "budget_s": args.budget,
-              "modes": modes, "seed": args.seed, "max_action_s": args.max_action,
+              "horizon_s": horizon, "modes": modes, "seed": args.seed,
+              "max_action_s": args.max_action,
               "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
-                       "wall_s": test.wall},
-              "rows": rows, "command": " ".join(["simfid", *sys.argv[1:]])}
-    if args.plots:
-        result["plots"] = [str(_plot_classifier(result, args.plots))]
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    print(f"training world {world}, test world {test_world} ({len(test.samples)} HiFi labels, "
-          f"{int(test.y.sum())} pick); {args.budget:g} s of collection per mode")
+                       "one_class": test.one_class, "wall_s": test.wall},
+              "rows": rows}
+    return _finish(result, args, _plot_classifier, _print_classifier)
+
+
+def _classifier_row(col, test, budget: float) -> dict:
+    """Table 1's columns for one mode's collection; accuracies are None (and ``one_class`` names
+    the label) when its labels, or the test's, are all one action: no classifier then."""
+    from ..truck.classifier import accuracy, train
+
+    row = {"samples": len(col.samples), "picks_better": int(col.y.sum()),
+           "collection_wall_s": col.wall, "sim_s": col.sim_time,
+           "rtf": col.sim_time / max(col.wall, 1e-9), "one_class": col.one_class,
+           "fit_s": None, "training_accuracy": None, "test_accuracy": None,
+           "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * budget, test)
+                                for f in FRACTIONS}}
+    if col.one_class or not col.samples:
+        return row
+    started = time.perf_counter()
+    model = train(col)
+    row["fit_s"] = time.perf_counter() - started
+    row["training_accuracy"] = accuracy(model, col)
+    row["test_accuracy"] = accuracy(model, test)
+    return row
+
+
+def _print_classifier(result: dict) -> None:
+    test = result["test"]
+    print(f"training world {result['world']}, test world {result['test_world']} "
+          f"({test['samples']} HiFi labels, {test['picks_better']} pick); "
+          f"{result['budget_s']:g} s of collection per mode, counts "
+          f"{result['horizon_s']:g} s after each decision (0: at the action's end)")
+    if test["one_class"]:
+        print(f"the test labels are all '{test['one_class']}': one class, accuracy on them "
+              "measures nothing")
     print(f"{'mode':8} {'samples':>7} {'pick':>5} {'RTF':>6} {'train acc':>9} {'test acc':>8}   "
           + "  ".join(f"test@{f:g}B" for f in FRACTIONS))
-    for mode, r in rows.items():
-        print(f"{mode:8} {r['samples']:7d} {r['picks_better']:5d} {r['rtf']:6.3f} "
-              f"{r['training_accuracy']:9.2f} {r['test_accuracy']:8.2f}   "
-              + "  ".join(f"{r['test_accuracy_at'][f'{f:g}']:9.2f}" for f in FRACTIONS))
-    for path in result.get("plots", []):
-        print(f"plot {path}")
-    return 0
+    for mode, r in result["rows"].items():
+        head = f"{mode:8} {r['samples']:7d} {r['picks_better']:5d} {r['rtf']:6.3f} "
+        if r["test_accuracy"] is None:
+            why = (f"one class ('{r['one_class']}'): no classifier, no accuracy"
+                   if r["one_class"] else "no samples: no classifier")
+            print(head + why)
+            continue
+        print(head + f"{r['training_accuracy']:9.2f} {r['test_accuracy']:8.2f}   "
+              + "  ".join(_acc(r["test_accuracy_at"][f"{f:g}"]) for f in FRACTIONS))
 
 
 def _tell_sample(name: str, s) -> None:
@@ -168,12 +191,19 @@ def _tell_sample(name: str, s) -> None:
          f"sweep {s.sweep.removed} in {s.sweep.sim_time:.1f} s -> {LABELS[s.label]}")
 
 
-def _accuracy_at(col, wall: float, test) -> float:
-    """Test accuracy of a model trained on the samples collected within ``wall`` seconds."""
+def _acc(value: float | None) -> str:
+    return f"{'-':>9}" if value is None else f"{value:9.2f}"
+
+
+def _accuracy_at(col, wall: float, test) -> float | None:
+    """Test accuracy of a model trained on the samples collected within ``wall`` seconds (None
+    without a classifier: no samples, or one class, then or in the test)."""
     from ..truck.classifier import accuracy, train
 
     early = col.until(wall)
-    return accuracy(train(early), test) if early.samples else float("nan")
+    if not early.samples or early.one_class or not test.samples:
+        return None
+    return accuracy(train(early), test)
 
 
 def run_planner(args: argparse.Namespace) -> int:
@@ -207,21 +237,32 @@ def run_planner(args: argparse.Namespace) -> int:
                       for d in strategy.decisions]
     result = {"world": world, "budget_s": args.budget, "duration_s": args.duration,
               "depth": args.depth, "modes": modes, "seed": args.seed,
-              "max_action_s": args.max_action, "rows": rows, "decisions": runs,
-              "command": " ".join(["simfid", *sys.argv[1:]])}
-    if args.plots:
-        result["plots"] = [str(_plot_planner(result, args.plots))]
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    print(f"world {world}: {args.budget:g} s of look-ahead per decision, {args.duration:g} s "
-          "executed in hifi")
+              "max_action_s": args.max_action, "rows": rows, "decisions": runs}
+    return _finish(result, args, _plot_planner, _print_planner)
+
+
+def _print_planner(result: dict) -> None:
+    print(f"world {result['world']}: {result['budget_s']:g} s of look-ahead per decision, "
+          f"{result['duration_s']:g} s executed in hifi")
     print(f"{'look-ahead':10} {'decisions':>9} {'nodes':>6} {'nodes/dec':>9} {'s/node':>7} "
           f"{'unloaded':>8} {'rate [1/h]':>10} {'removed':>7}")
-    for mode, r in rows.items():
+    for mode, r in result["rows"].items():
         print(f"{mode:10} {r['decisions']:9d} {r['nodes']:6d} {r['nodes_per_decision']:9.1f} "
               f"{r['wall_per_node_s']:7.1f} {r['unloaded']:8d} {r['rate_per_hour']:10.0f} "
               f"{r['removed']:7d}")
+
+
+def _finish(result: dict, args: argparse.Namespace, plot: Callable[[dict, Path], Path],
+            show: Callable[[dict], None]) -> int:
+    """The commands' common tail: the command line and the figure into ``result``, then
+    ``result`` as one JSON object (``--json``) or as ``show`` prints it, with the plot's path."""
+    result["command"] = " ".join(["simfid", *sys.argv[1:]])
+    if args.plots:
+        result["plots"] = [str(plot(result, args.plots))]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    show(result)
     for path in result.get("plots", []):
         print(f"plot {path}")
     return 0
@@ -235,7 +276,9 @@ def _plot_classifier(result: dict, folder: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode, r in result["rows"].items():
         at = r["test_accuracy_at"]
-        ax.plot([float(f) * result["budget_s"] for f in at], list(at.values()), "o-", label=mode)
+        label = f"{mode}: one class ({r['one_class']}), no classifier" if r["one_class"] else mode
+        ax.plot([float(f) * result["budget_s"] for f in at],
+                [float("nan") if v is None else v for v in at.values()], "o-", label=label)
     ax.set_xlabel("wall seconds of data collection")
     ax.set_ylabel(f"test accuracy ({result['test']['samples']} HiFi labels)")
     ax.set_ylim(-0.05, 1.05)

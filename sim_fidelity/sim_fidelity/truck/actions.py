@@ -134,18 +134,20 @@ class Rollouts:
         return copy.deepcopy(controller, {id(controller.robot): self.robot})
 
     def run(self, controller: DirectedController, action: Action,
-            start: Snapshot | None = None) -> Outcome:
+            start: Snapshot | None = None, limit: float | None = None) -> Outcome:
         """Restore ``start`` (if given), then do ``action`` until the next decision (at most
-        ``max_action``); ``controller`` must drive this object's robot."""
+        ``max_action``, or ``limit`` if shorter); ``controller`` must drive this object's
+        robot."""
         if start is not None:
             self.engine.restore(start)
         t0, wall0 = self.engine.time, time.perf_counter()
         removed0, unloaded0 = removed(self.robot), self.robot.unloaded
+        cut = self.max_action if limit is None else min(limit, self.max_action)
         controller.start(action)
         manager = FidelityManager(self.engine, self.config, self.preset) if self.enabled else None
         try:
             ticks = 0
-            while not controller.at_decision and self.engine.time - t0 < self.max_action:
+            while not controller.at_decision and self.engine.time - t0 < cut - 1e-9:
                 controller.tick()
                 if controller.at_decision:
                     break
@@ -160,3 +162,22 @@ class Rollouts:
         self.actions += 1
         return Outcome(action, removed(self.robot) - removed0, self.robot.unloaded - unloaded0,
                        self.engine.time - t0, time.perf_counter() - wall0)
+
+    def run_for(self, controller: DirectedController, action: Action, horizon: float,
+                start: Snapshot | None = None) -> Outcome:
+        """``action``, then the controller's own choice (its first option) at every decision,
+        until ``horizon`` sim seconds after the start (every action cut off there); the outcome
+        counts what was removed by then, with the first action's own sim time. ``horizon`` 0:
+        the action alone (:meth:`run`)."""
+        first = self.run(controller, action, start, horizon or None)
+        if not horizon:
+            return first
+        end = self.engine.time - first.sim_time + horizon
+        got, unloaded, wall = first.removed, first.unloaded, first.wall
+        while self.engine.time < end - 1e-6:
+            nxt = options(controller)
+            if not nxt:
+                break
+            then = self.run(controller, nxt[0], limit=end - self.engine.time)
+            got, unloaded, wall = got + then.removed, unloaded + then.unloaded, wall + then.wall
+        return Outcome(action, got, unloaded, first.sim_time, wall)

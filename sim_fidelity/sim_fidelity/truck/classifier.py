@@ -1,15 +1,18 @@
 """The pick-or-sweep classifier of paper 000 (Sec. 5.4, Table 1), trained from simulation.
 
 Data: at each decision of a run (:mod:`.actions`), the state is saved, a pick is run (the
-controller's best candidate) and the packets it removed counted, the state is restored, a sweep is
-run and counted; the state's :mod:`features <.features>` are labelled with the action that removed
-more (a tie goes to the one that took less sim time). The run goes on from the better action's end
-(its end state is kept as a snapshot while the other runs). Decisions where no pick is possible are
-swept without a sample. Collection stops at a wall-clock budget.
+controller's best candidate) and the packets removed counted, the state is restored, a sweep is run
+and counted; the state's :mod:`features <.features>` are labelled with the action that removed more
+(a tie goes to the one whose own action took less sim time). A count is taken ``horizon`` sim
+seconds after the decision, the action followed by the controller's own choices (0: at the action's
+end). The run goes on from the better branch's end (its end state is kept as a snapshot while the
+other runs). Decisions where no pick is possible are swept without a sample. Collection stops at a
+wall-clock budget.
 
-Model: a binary logistic regression (scikit-learn, standardised features); data of one class only
-gives the constant classifier of that class. Collected in HiFi and in AdFi-1 (the look-ahead runs
-with the fidelity manager, one per action), tested on labels collected in HiFi on another world.
+Model: a binary logistic regression (scikit-learn, standardised features). Labels of one class train
+nothing (:class:`OneClass`): there is no decision to learn. Collected in HiFi and in AdFi-1 (the
+look-ahead runs with the fidelity manager, one per action), tested on labels collected in HiFi on
+another world.
 """
 from __future__ import annotations
 
@@ -28,6 +31,16 @@ from .robot import load_truck
 
 PICK, SWEEP_LABEL = 1, 0
 LABELS = {PICK: "pick", SWEEP_LABEL: "sweep"}
+HORIZON_S = 0.0  # s of sim time after a decision at which the packets removed are counted
+
+
+class OneClass(TruckError):
+    """Every label of a collection is the same action: no classifier can be trained."""
+
+    def __init__(self, collection: "Collection"):
+        self.label = LABELS[int(collection.y[0])]
+        super().__init__(f"all {len(collection.samples)} labels of {collection.preset} on "
+                         f"{collection.world} are '{self.label}': one class, no classifier")
 
 
 @dataclass(frozen=True)
@@ -50,7 +63,8 @@ class Collection:
     world: str
     samples: list[Sample]
     wall: float  # seconds of collection
-    sim_time: float  # seconds simulated (both actions of every decision)
+    sim_time: float  # seconds simulated (both branches of every decision)
+    horizon: float = HORIZON_S
 
     @property
     def x(self) -> np.ndarray:
@@ -63,7 +77,14 @@ class Collection:
     def until(self, wall: float) -> "Collection":
         """The samples ready within ``wall`` seconds of collection."""
         kept = [s for s in self.samples if s.ready <= wall]
-        return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time)
+        return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time,
+                          self.horizon)
+
+    @property
+    def one_class(self) -> str | None:
+        """The label of every sample when there is only one (None: both, or no sample)."""
+        labels = np.unique(self.y)
+        return LABELS[int(labels[0])] if labels.size == 1 else None
 
 
 def label(pick: Outcome, sweep: Outcome) -> int:
@@ -75,9 +96,11 @@ def label(pick: Outcome, sweep: Outcome) -> int:
 
 def collect(world: str | Path, preset: str, config: FidelityConfig, budget: float, seed: int = 0,
             max_samples: int | None = None, max_action: float = MAX_ACTION_S,
+            horizon: float = HORIZON_S,
             progress: Callable[[Sample], None] | None = None) -> Collection:
     """Label decisions on ``world`` with look-ahead in ``preset`` until ``budget`` wall seconds
-    have passed (a decision that has begun is finished) or ``max_samples`` are collected."""
+    have passed (a decision that has begun is finished) or ``max_samples`` are collected; each
+    action's count is taken ``horizon`` sim seconds after the decision (0: at its end)."""
     engine, robot = load_truck(world)
     rollouts = Rollouts(engine, robot, config, preset, max_action)
     controller = DirectedController(robot, seed)
@@ -92,10 +115,10 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
             continue
         x, saved = state_features(controller), engine.snapshot()
         picker = rollouts.fork(controller)
-        pick = rollouts.run(picker, opts[0])
+        pick = rollouts.run_for(picker, opts[0], horizon)
         after_pick = engine.snapshot()
         sweeper = rollouts.fork(controller)
-        sweep = rollouts.run(sweeper, SWEEP, saved)
+        sweep = rollouts.run_for(sweeper, SWEEP, horizon, saved)
         y = label(pick, sweep)
         if y == PICK:  # go on from the better action's end
             engine.restore(after_pick)
@@ -106,12 +129,12 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
         if progress is not None:
             progress(samples[-1])
     return Collection(preset, str(world), samples, time.perf_counter() - start,
-                      rollouts.sim_seconds)
+                      rollouts.sim_seconds, horizon)
 
 
 def train(collection: Collection):
-    """A fitted classifier of the collection's samples (see the module docstring)."""
-    from sklearn.dummy import DummyClassifier
+    """A fitted classifier of the collection's samples (see the module docstring); TruckError
+    without samples, :class:`OneClass` when they all have the same label."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -120,8 +143,8 @@ def train(collection: Collection):
     if not len(y):
         raise TruckError(f"no samples collected in {collection.preset} on {collection.world}: "
                          "give a larger budget")
-    if len(np.unique(y)) < 2:
-        return DummyClassifier(strategy="constant", constant=int(y[0])).fit(x, y)
+    if collection.one_class:
+        raise OneClass(collection)
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(x, y)
 
 
