@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from reality_gap_cases import PUSH, SCALE, SHIFT, history, kernel, line_histories, spec_2d
 
 from sim_fidelity.reality_gap import (
     History,
-    Kernel,
     KernelRunner,
     KernelSet,
     Spec,
@@ -19,33 +19,6 @@ from sim_fidelity.reality_gap import (
 
 M = np.array([[0.9, -0.2], [0.1, 0.8]])  # the real dynamics after the divergence point
 B = np.array([0.5, 0.3])
-
-
-def spec_2d(**sections) -> Spec:
-    raw = {
-        "state": [{"name": n, "topic": "/odom", "type": "nav_msgs/msg/Odometry",
-                   "field": f"pose.pose.position.{n}"} for n in ("x", "y")],
-        "action": [{"name": "v", "topic": "/cmd", "type": "geometry_msgs/msg/Twist",
-                    "field": "linear.x", "values": [0.0, 1.0]}],
-        "distance": {"eps_c": 0.05}, "rollouts": {"count": 20, "max_steps": 30},
-        "kernels": {"min_samples": 2},
-        "apply": [{"state": "x", "entity": "robot", "component": "pose.x"},
-                  {"state": "y", "entity": "robot", "component": "pose.yaw"}],
-    }
-    for key, value in sections.items():
-        raw[key] = {**raw.get(key, {}), **value}
-    return Spec.from_dict(raw)
-
-
-def history(*runs: list, action: int = 1) -> History:
-    """Transitions between consecutive states of each run, all with one action."""
-    parts = []
-    for i, run in enumerate(runs):
-        s = np.asarray(run, float)
-        n = len(s) - 1
-        parts.append(History(s[:-1], np.full((n, 1), float(action)), np.full(n, action),
-                             np.zeros(n), s[1:], np.arange(n) * 2.0, np.full(n, i)))
-    return History.concatenate(parts)
 
 
 def planted(repeats: int = 10) -> tuple[History, History]:
@@ -162,16 +135,6 @@ def test_kernels_file_round_trip(tmp_path):
         load_kernels(path)
 
 
-def kernel(members, transfer, sigma=0.1) -> Kernel:
-    members = np.atleast_2d(np.asarray(members, float))
-    return Kernel(members[0], members, sigma, (0.5, 0.5), 1, np.asarray(transfer, float), 2)
-
-
-SHIFT = np.c_[np.eye(2), [0.0, 0.0], [2.0, 0.0]]  # s' = s + (2, 0)
-SCALE = np.c_[2 * np.eye(2), [0.0, 0.0], [0.0, 0.0]]  # s' = 2 s
-PUSH = np.c_[np.eye(2), [1.0, 0.0], [0.0, 0.0]]  # s' = s + (u, 0)
-
-
 def test_activation_covers_every_member_and_the_first_active_kernel_wins():
     spec = spec_2d()  # activation_threshold 0.5: active within c < 0.1 sqrt(2 ln 2) = 0.118
     ks = KernelSet([kernel([[0, 0]], SHIFT), kernel([[0.05, 0], [0.2, 0]], SCALE),
@@ -190,28 +153,14 @@ def test_activation_covers_every_member_and_the_first_active_kernel_wins():
     np.testing.assert_array_equal(ks.active(states), [0, 1, 1, 2, -1])  # vectorised lookup
 
 
-def linear_gap(n_runs: int, seed: int) -> tuple[History, History]:
-    """A robot on a line (state x, y = 0) under random commands in {-1, -0.5, 0.5, 1}; in
-    [4, 6] reality moves x' = 0.9 x + 0.4 u + 0.5 where the simulation moves x' = x + u."""
-    rng = np.random.default_rng(seed)
-    sides = []
-    for real in (False, True):
-        parts = []
-        for run in range(n_runs):
-            x = rng.uniform(0, 10, 41)
-            u = rng.choice([-1.0, -0.5, 0.5, 1.0], 40)
-            for t in range(40):
-                gap = real and 4.0 <= x[t] <= 6.0
-                x[t + 1] = np.clip(0.9 * x[t] + 0.4 * u[t] + 0.5 if gap else x[t] + u[t], 0, 10)
-            s = np.c_[x, np.zeros(41)]
-            parts.append(History(s[:-1], u[:, None], (u > 0).astype(int), np.zeros(40), s[1:],
-                                 np.arange(40) * 1.0, np.full(40, run)))
-        sides.append(History.concatenate(parts))
-    return sides[0], sides[1]
+def shifted_in_the_region(x: float, u: float, real: bool) -> tuple[float, float]:
+    """In [4, 6] reality moves x' = 0.9 x + 0.4 u + 0.5 where the simulation moves x' = x + u."""
+    gap = real and 4.0 <= x <= 6.0
+    return np.clip(0.9 * x + 0.4 * u + 0.5 if gap else x + u, 0, 10), u
 
 
 def test_a_kernel_fitted_over_actions_predicts_an_unseen_command():
-    sim, real = linear_gap(60, seed=3)
+    sim, real = line_histories(60, 3, shifted_in_the_region)
     spec = spec_2d(distance={"eps_c": 0.1}, rollouts={"count": 400, "max_steps": 20},
                    kernels={"activation_threshold": 0.8})
     result = generate(sim, real, spec, seed=0)

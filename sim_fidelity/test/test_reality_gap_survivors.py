@@ -7,45 +7,30 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_reality_gap_kernels import history, spec_2d
+from reality_gap_cases import history, line_histories, spec_2d
 from test_reality_gap_rules import TO, engine_with_value, kernel_at, spec
 
-from sim_fidelity.reality_gap import History, KernelRunner, KernelSet, generate
+from sim_fidelity.reality_gap import KernelRunner, KernelSet, generate
 from sim_fidelity.simulator.sensor_values import SensorValues
 from sim_fidelity.world_generators.one_d_track import TERRAIN
 
 SIM_GAIN_INSIDE, SIM_GAIN_OUTSIDE = 2.0, 1.0  # the simulation's response to u, by place
 
 
-def open_command_gap(n_runs: int, seed: int) -> tuple[History, History]:
-    """A robot on a line under commands u in {-1, -0.5, 0.5, 1}. The simulation moves
-    x' = x + 2u in [4, 6] and x' = x + u elsewhere; reality moves as the simulation outside
-    [4, 6] and x' = 0.9 x + 0.7 inside, where it was only ever driven with u = 0.5: its data
-    say nothing about the response to the command there."""
-    rng = np.random.default_rng(seed)
-    sides = []
-    for real in (False, True):
-        parts = []
-        for run in range(n_runs):
-            x = rng.uniform(0, 10, 41)
-            u = rng.choice([-1.0, -0.5, 0.5, 1.0], 40)
-            for t in range(40):
-                inside = 4.0 <= x[t] <= 6.0
-                if real and inside:
-                    u[t] = 0.5
-                    x[t + 1] = 0.9 * x[t] + 0.7
-                else:
-                    gain = SIM_GAIN_INSIDE if inside else SIM_GAIN_OUTSIDE
-                    x[t + 1] = np.clip(x[t] + gain * u[t], 0, 10)
-            s = np.c_[x, np.zeros(41)]
-            parts.append(History(s[:-1], u[:, None], (u > 0).astype(int), np.zeros(40), s[1:],
-                                 np.arange(40) * 1.0, np.full(40, run)))
-        sides.append(History.concatenate(parts))
-    return sides[0], sides[1]
+def reality_driven_at_half_in_the_region(x: float, u: float,
+                                         real: bool) -> tuple[float, float]:
+    """The simulation moves x' = x + 2u in [4, 6] and x' = x + u elsewhere; reality moves as the
+    simulation outside [4, 6] and x' = 0.9 x + 0.7 inside, where it was only ever driven with
+    u = 0.5: its data say nothing about the response to the command there."""
+    inside = 4.0 <= x <= 6.0
+    if real and inside:
+        return 0.9 * x + 0.7, 0.5
+    gain = SIM_GAIN_INSIDE if inside else SIM_GAIN_OUTSIDE
+    return np.clip(x + gain * u, 0, 10), u
 
 
 def test_a_command_reality_never_varied_takes_the_simulations_response_in_the_region():
-    sim, real = open_command_gap(60, seed=3)
+    sim, real = line_histories(60, 3, reality_driven_at_half_in_the_region)
     spec_ = spec_2d(distance={"eps_c": 0.1}, rollouts={"count": 400, "max_steps": 20})
     kernels = generate(sim, real, spec_, seed=0).kernels
     # a node is 0.1 wide: kernels at the region's edges also hold reality's data from outside,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_reality_gap_kernels import PUSH, SHIFT, kernel, spec_2d
+from reality_gap_cases import PUSH, SHIFT, kernel, spec_2d
 
 from sim_fidelity.model_conductor.ros.holder_markers import PALETTE, holder_marker_array
 from sim_fidelity.reality_gap.kernel_markers import (
