@@ -101,6 +101,7 @@ class RosSimulator:
         self._model_sdf: dict[str, str] | None = None
         self._model_pose: dict[str, np.ndarray] = {}  # fallback: each model's world pose
         self._lowered: dict[str, dict] = {}  # fallback: model -> {"sdf", "pose", "twist", flags}
+        self._pending: dict[str, dict] = {}  # fallback: a swap begun, not done (_give_back_pending)
         self._step_size = step_size
         self._features: Features | None = None
         self._info: dict[str, EntityInfo] | None = None
@@ -118,8 +119,14 @@ class RosSimulator:
             self._clock_event.notify_all()
 
     def close(self) -> None:
+        """Give back a model whose static-copy swap was cut off (see ``_give_back_pending``),
+        then leave the graph."""
         if self._closed:
             return
+        try:
+            self._give_back_pending()
+        except SimulatorError:  # the simulator is gone: nothing left to give it back into
+            pass
         self._closed = True
         self._executor.shutdown(timeout_sec=1.0)
         self._spinner.join(timeout=2.0)  # no thread may be inside rcl when the node goes
@@ -377,6 +384,7 @@ class RosSimulator:
     def reset(self) -> None:
         """``reset_simulation``, then every model the static-copy fallback lowered back to its
         original at its world pose (the server's reset keeps the static copies)."""
+        self._give_back_pending()
         req = self._types["reset_simulation"].Request()
         req.scope = type(req).SCOPE_STATE | type(req).SCOPE_TIME
         self._check(self.call("reset_simulation", req), "reset_simulation")
@@ -516,6 +524,7 @@ class RosSimulator:
         static-copy fallback only ever lowers what the world file has at full fidelity)."""
         lever, names = Lever.of(lever), list(names)
         if self.features().static_fallback:
+            self._give_back_pending()  # a restore reads levers first: it finds no model missing
             key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
             return np.array([original or not self._lowered.get(n, {}).get(key, False)
                              for n in names], bool)
@@ -539,6 +548,12 @@ class RosSimulator:
         return self._model_sdf[model]
 
     def _fallback_set(self, names: list[str], lever: Lever, enabled: bool) -> None:
+        """Swap each model for its static copy with the lever's new value, or for its original:
+        a delete, then a spawn. Neither interface renames, so the replacement cannot be spawned
+        first under another name; the swap is journalled instead (``_pending``) from before
+        the delete until its bookkeeping is done, and a swap cut off between the two (a signal,
+        a timeout) is completed by the next call that needs the models (``_give_back_pending``)."""
+        self._give_back_pending()
         key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
         for name in names:
             entry = self._lowered.get(name)
@@ -549,15 +564,39 @@ class RosSimulator:
             pose, twist = self.get_states([name])
             if entry is None:
                 entry = {"sdf": self._sdf_of(name), "twist": twist[0]}
+            lowered = current["dynamics_off"] or current["collision_off"]
+            self._pending[name] = {"entry": entry, "flags": current, "pose": pose[0]}
             self.delete(name)
-            if current["dynamics_off"] or current["collision_off"]:
+            if lowered:
                 self.spawn(name, static_copy(entry["sdf"], current["collision_off"]), pose[0])
                 entry.update(current)
                 self._lowered[name] = entry
             else:
                 self.spawn(name, entry["sdf"], pose[0])
+                self._lowered.pop(name, None)
+            del self._pending[name]
+            if not lowered:
                 self.set_states([name], pose, entry["twist"][None])
-                del self._lowered[name]
+
+    def _give_back_pending(self) -> None:
+        """Settle every swap cut off between its delete and its spawn. A model missing is
+        spawned as its original at the pose it had: the swap undone (a restore wants the
+        original anyway). A model present may be the original, the old copy or the new one
+        (the cut came before the delete, or the spawn's answer was lost): it is booked as
+        lowered, so that raising its levers, as every restore does, spawns the original."""
+        if not self._pending:
+            return
+        listed = self._entity_table()
+        for name, swap in list(self._pending.items()):
+            entry = swap["entry"]
+            if name not in listed:
+                self.spawn(name, entry["sdf"], swap["pose"])
+                self._lowered.pop(name, None)
+            else:  # a swap back to the original keeps the flags of the copy it was booked as
+                if any(swap["flags"].values()):
+                    entry.update(swap["flags"])
+                self._lowered[name] = entry
+            del self._pending[name]
 
 
 def static_copy(model_sdf: str, strip_collisions: bool) -> str:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import threading
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -345,19 +346,17 @@ class ClassicRosSimulator(RosSimulator):
     def reset(self) -> None:
         """``reset_simulation``, then every lever this client lowered back to its original
         (Gazebo classic's reset keeps static copies and gravity modes)."""
+        self._give_back_pending()
         self._gz("reset_simulation", Empty.Request())
         self._wrote()
         with self._clock_event:  # Gazebo classic publishes /clock only when time moves
             self._clock = 0.0
             self._clock_event.notify_all()
-        self._in_fallback = True
-        try:
+        with self._swapping():
             for name, entry in list(self._lowered.items()):  # the original, at its world pose
                 self.delete(name)
                 self.spawn(name, entry["sdf"])
                 del self._lowered[name]
-        finally:
-            self._in_fallback = False
         self._set_gravity(self._gravity_original)
 
     # ------------------------------------------------------------------ scene edits
@@ -456,6 +455,7 @@ class ClassicRosSimulator(RosSimulator):
         """The lever per entity; ``original``: before this client changed it (the static-copy
         fallback lowers only what the world file has at full fidelity)."""
         lever, names = Lever.of(lever), list(names)
+        self._give_back_pending()  # a restore reads levers first: it finds no model missing
         if lever != Lever.GRAVITY:
             self._infos(names)  # unknown names fail as they do for every lever
             return super().get_lever(names, lever, original=original)
@@ -481,11 +481,22 @@ class ClassicRosSimulator(RosSimulator):
             if not enabled and (info.kind != EntityKind.MODEL or info.parent):
                 raise UnsupportedLeverError(lever, info.name, "the static-copy fallback swaps "
                                             "top-level models only")
-        self._in_fallback = True
-        try:
+        with self._swapping():
             super()._fallback_set(names, lever, enabled)
+
+    def _give_back_pending(self) -> None:
+        with self._swapping():
+            super()._give_back_pending()
+
+    @contextmanager
+    def _swapping(self) -> Iterator[None]:
+        """Spawns and deletes of the static-copy fallback: what they spawn is not the user's
+        (``_spawned_sdf`` keeps the user's SDF for bounds)."""
+        outer, self._in_fallback = self._in_fallback, True
+        try:
+            yield
         finally:
-            self._in_fallback = False
+            self._in_fallback = outer
 
 
 def model_name(sdf: str) -> str:
