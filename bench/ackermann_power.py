@@ -1,9 +1,12 @@
-"""How strong the divergence rule is at the Ackermann course's data size (prints a table; not a
-test). Paper 001 generated 15 kernels from 951 / 942 transitions; this asks whether the project's
-rule (a G-test per node, Benjamini-Hochberg at the spec's false-discovery rate,
-``reality_gap/divergence.py``) can find a gap of the ramp's kind in that much data.
+"""How strong each divergence test is at the Ackermann course's data size (prints a table; not a
+test). Paper 001 generated 15 kernels from 951 / 942 transitions; this asks whether a test can
+find a gap of the ramp's kind in that much data, and how many false kernels it makes without
+one: the *g-test* (a G-test per node, Benjamini-Hochberg at the spec's false-discovery rate) and
+the *paper*'s rule at each ``--gaps`` value of ``min_probability_gap``
+(``reality_gap/divergence.py``), each over the roll-out seeds ``--rollout-seeds``.
 
     .venv/bin/python bench/ackermann_power.py [--missions 15,30,60] [--work DIR]
+        [--gaps 0.5,0.7,0.9] [--rollout-seeds 0,1,2]
 
 Two independent sets of design missions (the original software on the design field, seeds 7
 and 8, the pipeline's ``fly``; bags kept in ``--work`` and reused) stand in for the two sides,
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim_fidelity.reality_gap import History, generate, load_spec, read_histories
+from sim_fidelity.reality_gap import History, Spec, generate, load_spec, read_histories
 from sim_fidelity.ugv.fly import fly, starts
 from sim_fidelity.ugv.mission import MissionParams
 from sim_fidelity.ugv.pipeline import SPEC
@@ -57,32 +60,51 @@ def plant(h: History) -> tuple[History, int]:
     return History(h.s, h.u, h.a, h.r, s2, h.t, h.run), int(rows.sum())
 
 
+def with_test(spec: Spec, gap: float | None) -> Spec:
+    """``spec`` with the g-test (``gap`` None) or the paper's rule at ``gap``."""
+    raw = dict(spec.raw, divergence={"test": "g-test", "fdr": 0.05} if gap is None
+               else {"test": "paper", "min_probability_gap": gap})
+    return Spec.from_dict(raw)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--missions", default="15,30,60", help="missions per side, comma-separated")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ackermann_power"))
+    ap.add_argument("--gaps", default="0.5,0.7,0.9",
+                    help="min_probability_gap values of the paper's rule, comma-separated")
+    ap.add_argument("--rollout-seeds", default="0,1,2", help="roll-out seeds, comma-separated")
     args = ap.parse_args()
     counts = sorted(int(n) for n in args.missions.split(","))
+    gaps = [None] + [float(g) for g in args.gaps.split(",") if g]
+    seeds = [int(s) for s in args.rollout_seeds.split(",")]
     spec = load_spec(SPEC)
     t0 = time.perf_counter()
     bags = [design_bags(counts[-1], seed, args.work / f"design_seed{seed}") for seed in SEEDS]
     print(f"design missions flown or found in {time.perf_counter() - t0:.0f} s")
-    print("missions  case     transitions  nodes  S0 nodes (states)  tested  divergent "
-          "(over ramp / tested there)  divergences  kernels (centre over ramp)")
+    print("missions  case     test       seed  transitions  nodes  S0 nodes (states)  tested  "
+          "divergent (over ramp / tested there)  divergences  kernels (centre over ramp)")
     for n in counts:
         sim, real = (read_histories(b[:n], spec) for b in bags)
         for case in ("null", "planted"):
             phy, changed = plant(real) if case == "planted" else (real, 0)
-            g = generate(sim, phy, spec, seed=0)
-            s, tests = g.summary, g.tests
-            ramp = over_ramp(g.nodes.centres)
-            inside = sum(bool(over_ramp(k.centre[None])[0]) for k in g.kernels)
-            print(f"{n:>8}  {case:<7}  {s.transitions_sim:>4} / {s.transitions_phy:<4}  "
-                  f"{s.nodes:>5}  {s.common_states:>3} ({s.common_samples_sim} / "
-                  f"{s.common_samples_phy})  {s.tested_nodes:>6}  {s.divergent_nodes:>3} "
-                  f"({int((tests.divergent & ramp).sum())} / {int((tests.tested & ramp).sum())})"
-                  f"  {s.divergences:>5}  {s.kernels} ({inside})"
-                  + (f"  [{changed} transitions planted]" if changed else ""))
+            for gap in gaps:
+                test = with_test(spec, gap)
+                for seed in seeds:
+                    g = generate(sim, phy, test, seed=seed)
+                    s = g.summary
+                    ramp = over_ramp(g.nodes.centres)
+                    inside = sum(bool(over_ramp(k.centre[None])[0]) for k in g.kernels)
+                    name = "g-test" if gap is None else f"paper {gap:g}"
+                    print(f"{n:>8}  {case:<7}  {name:<9}  {seed:>4}  {s.transitions_sim:>4} / "
+                          f"{s.transitions_phy:<4}  {s.nodes:>5}  {s.common_states:>3} "
+                          f"({s.common_samples_sim} / {s.common_samples_phy})  "
+                          f"{s.tested_nodes:>6}  {s.divergent_nodes:>3} "
+                          f"({int((g.divergent & ramp).sum())} / "
+                          f"{int((g.tested & ramp).sum())})  {s.divergences:>5}  "
+                          f"{s.kernels} ({inside})"
+                          + (f"  [{changed} transitions planted]" if changed else ""),
+                          flush=True)
 
 
 if __name__ == "__main__":

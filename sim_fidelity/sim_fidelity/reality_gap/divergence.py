@@ -1,5 +1,8 @@
-"""Which nodes' transition distributions differ between simulation and reality: a test per node,
-false discoveries controlled across nodes (paper 001, "sufficiently different probabilities").
+"""When the two transition functions differ (paper 001, "sufficiently different probabilities"):
+two rules, chosen by the spec's ``divergence.test``.
+
+*g-test* (``compare_nodes``): a test per node before the roll-outs, false discoveries controlled
+across nodes.
 
 At a node s and action a, the two sides' outcome counts n_sim(s'|s,a) and n_phy(s'|s,a) form a
 2 x K contingency table over the destination nodes seen from (s, a) on either side. Its G
@@ -9,6 +12,14 @@ functions agree. A node's statistic is the sum over the actions observed at it o
 (degrees of freedom add up), so one p-value per node. Nodes are then declared divergent by the
 Benjamini-Hochberg procedure at false-discovery rate q over all nodes tested: of the nodes
 declared divergent, at most a share q are expected to be nodes where the two agree.
+
+*paper* (``probability_gap``): the paper's rule on a roll-out pair whose states differ after the
+common state s. Each of the two differing states x (the simulated and the real roll-out's) has a
+probability under each transition function, P(x~ | s) = sum_a P(s', a | s) over the outcomes s'
+that do not differ from x (c(s', x) <= eps_c): the p of eq. 6-7 over an eps_c-neighbourhood, so
+that the node grid's boundaries do not split one outcome. The pair diverges when, for either
+state, the two probabilities differ by at least ``min_probability_gap``. No sample size enters:
+a node seen once on each side can give a gap of 1.
 """
 from __future__ import annotations
 
@@ -17,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .transitions import TransitionModel
+from .transitions import Nodes, TransitionModel, distance
 
 _ITERATIONS = 300  # series / continued-fraction terms of the incomplete gamma function
 _TINY = 1e-300
@@ -124,3 +135,28 @@ def compare_nodes(sim: TransitionModel, phy: TransitionModel, fdr: float) -> Nod
     divergent = np.zeros(n_nodes, dtype=bool)
     divergent[tested_node] = benjamini_hochberg(p[tested_node], fdr)
     return NodeTests(g_node, df_node, p, tested_node, divergent & (df_node > 0), fdr)
+
+
+def outcome_probability(model: TransitionModel, nodes: Nodes, at: np.ndarray,
+                        outcome: np.ndarray) -> np.ndarray:
+    """P(x~ | s) per pair: the probability under ``model`` of a step from node ``at[i]`` to a
+    node that does not differ from node ``outcome[i]`` (centres within eps_c), actions pooled
+    (P(s'|s) of eq. 6); 0 where the model has no transitions at ``at[i]``."""
+    at, outcome = np.asarray(at, dtype=np.int64), np.asarray(outcome, dtype=np.int64)
+    lo, hi = model.offsets[at], model.offsets[at + 1]
+    n = hi - lo
+    pair = np.repeat(np.arange(len(at)), n)
+    edge = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+    near = distance(nodes.centres[model.dst[edge]], nodes.centres[outcome[pair]],
+                    nodes.weights, nodes.periodic) <= nodes.eps_c
+    return np.bincount(pair, weights=model.P[edge] * near, minlength=len(at))
+
+
+def probability_gap(sim: TransitionModel, phy: TransitionModel, nodes: Nodes, at: np.ndarray,
+                    out_sim: np.ndarray, out_phy: np.ndarray) -> np.ndarray:
+    """The paper's "sufficiently different probabilities" per pair: the larger, over the two
+    differing states (``out_sim``, ``out_phy``), of |P_phy(x~ | s) - P_sim(x~ | s)| with s the
+    common state ``at`` (``outcome_probability``)."""
+    gaps = [np.abs(outcome_probability(phy, nodes, at, x) - outcome_probability(sim, nodes, at, x))
+            for x in (out_sim, out_phy)]
+    return np.maximum(*gaps)

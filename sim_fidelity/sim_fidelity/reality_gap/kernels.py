@@ -1,14 +1,16 @@
 """Kernel generation (paper Algorithm 1, GENKER).
 
-From the two histories: shared nodes, P_sim and P_phy, S_0; the per-node test of whether the two
-transition functions differ (``divergence.py``, false discoveries controlled across nodes); N
-paired roll-outs from s_0 ~ U(S_0), a divergence where the pair's states differ after a node the
-test declared divergent. The divergent nodes form *regions* (connected where node centres are
-within 2 eps_c); each region a divergence fell in becomes one kernel, active around all of its
-nodes. Its transfer function is one regularised linear fit over state and action,
-s' = W [s, u, 1], to every deployment transition that starts in the region, pulled towards the
-same fit to the simulation's transitions there (itself pulled towards the simulation's fit over
-all its data) where the deployment data does not determine it.
+From the two histories: shared nodes, P_sim and P_phy, S_0; N paired roll-outs from
+s_0 ~ U(S_0), and where a pair's states differ, whether that is a divergence by the spec's
+``divergence.test`` (``divergence.py``): *g-test*, the node before was declared divergent by a
+per-node test (false discoveries controlled across nodes); *paper*, the differing states'
+probabilities under the two models differ by at least ``min_probability_gap`` (the divergent
+nodes are then the nodes divergences happened after). The divergent nodes form *regions*
+(connected where node centres are within 2 eps_c); each region a divergence fell in becomes one
+kernel, active around all of its nodes. Its transfer function is one regularised linear fit
+over state and action, s' = W [s, u, 1], to every deployment transition that starts in the
+region, pulled towards the same fit to the simulation's transitions there (itself pulled towards
+the simulation's fit over all its data) where the deployment data does not determine it.
 A region with fewer than ``min_samples`` deployment transitions is dropped and counted; so is
 one whose fitted transfer moves the simulation's own prediction (the region's simulation fit)
 by less than eps_c / 2 on average over its deployment data: the difference is real but too
@@ -76,8 +78,8 @@ class Summary:
     common_states: int  # nodes in S_0 (with transitions on both sides)
     common_samples_sim: int  # sampled states s of the side's transitions whose node is in S_0
     common_samples_phy: int
-    tested_nodes: int  # nodes with an action observed on both sides
-    divergent_nodes: int  # declared divergent at the false-discovery rate
+    tested_nodes: int  # g-test: nodes with an action seen on both sides; paper: S_0
+    divergent_nodes: int  # g-test: declared divergent; paper: a divergence happened after
     rollouts: int
     divergences: int  # divergent roll-out pairs, before merging by region
     candidates: int  # regions a divergence fell in
@@ -94,7 +96,9 @@ class Generation:
     kernels: list[Kernel]
     summary: Summary
     nodes: Nodes
-    tests: NodeTests
+    tested: np.ndarray  # (n_nodes,) bool: g-test: tested; paper: in S_0
+    divergent: np.ndarray  # (n_nodes,) bool: the nodes the kernels' regions are made of
+    tests: NodeTests | None  # the g-test's statistics (None under the paper's rule)
 
 
 def fit_transfer(x: np.ndarray, y: np.ndarray, prior: np.ndarray, ridge: float,
@@ -157,15 +161,20 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     p_sim = TransitionModel.estimate(sim_src, sim.a, ids[ns:2 * ns], len(nodes), spec.n_actions)
     p_phy = TransitionModel.estimate(phy_src, phy.a, ids[2 * ns + npy:], len(nodes),
                                      spec.n_actions)
-    tests = compare_nodes(p_sim, p_phy, spec.fdr)
     starts = common_states(p_sim, p_phy)
+    in_s0 = np.isin(np.arange(len(nodes)), starts)
+    tests = compare_nodes(p_sim, p_phy, spec.fdr) if spec.divergence_test == "g-test" else None
     rng = np.random.default_rng(seed)
     divergences: list[Divergence] = []
     if len(starts) and n_rollouts > 0:
         s0 = starts[rng.integers(len(starts), size=n_rollouts)]  # s_0 ~ U(S_0)
         _, divergences = paired_rollouts(p_sim, p_phy, nodes, s0, spec.max_steps,
-                                         tests.divergent, rng, bar("paired roll-outs"))
-    region = divergent_regions(nodes, tests.divergent)
+                                         in_s0 if tests is None else tests.divergent, rng,
+                                         bar("paired roll-outs"), spec.min_probability_gap)
+    tested = in_s0 if tests is None else tests.tested
+    divergent = tests.divergent if tests is not None else np.isin(
+        np.arange(len(nodes)), [d.node for d in divergences])
+    region = divergent_regions(nodes, divergent)
     groups: dict[int, list[Divergence]] = {}
     for div in divergences:
         groups.setdefault(int(region[div.node]), []).append(div)
@@ -204,11 +213,10 @@ def generate(sim: History, phy: History, spec: Spec, rollouts: int | None = None
     summary = Summary(ns, npy, len(p_sim.src), len(p_phy.src), len(nodes),
                       p_sim.branching(), p_phy.branching(), len(starts),
                       int(np.isin(sim_src, starts).sum()), int(np.isin(phy_src, starts).sum()),
-                      int(tests.tested.sum()),
-                      int(tests.divergent.sum()), n_rollouts if len(starts) else 0,
+                      int(tested.sum()), int(divergent.sum()), n_rollouts if len(starts) else 0,
                       len(divergences), len(groups), len(kernels),
                       len(groups) - len(kernels) - immaterial, immaterial)
-    return Generation(kernels, summary, nodes, tests)
+    return Generation(kernels, summary, nodes, tested, divergent, tests)
 
 
 def _fit_data(h: History, rows: np.ndarray, centre: np.ndarray,

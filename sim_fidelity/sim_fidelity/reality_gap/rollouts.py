@@ -5,8 +5,11 @@ one edge (a, s') from P(s', a | s) of its model; a roll-out ends at a node witho
 transitions. While a pair is compared, its states at step j *differ* when
 c(s_sim[j], s_phy[j]) > eps_c. Differing states are a *divergence* when the real roll-out's
 node at j - 1 is one whose transition distributions the two models have been found to differ
-at (``divergent``, the per-node test of ``divergence.py``). Differing states at a node without
-such evidence are a branch both models share; the pair is then coupled: the simulated roll-out
+at (``divergent``, the per-node test of ``divergence.py``); under the paper's rule
+(``min_probability_gap`` given, ``divergent`` then marks S_0) when, in addition, the two
+differing states' probabilities under the two models differ by at least that much
+(``divergence.probability_gap``). Differing states that are no divergence are a branch both
+models share; the pair is then coupled: the simulated roll-out
 continues from the real roll-out's state (if the simulation has transitions there), so the
 comparison goes on along the real trajectory. A pair is compared up to its first divergence.
 """
@@ -17,6 +20,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from .divergence import probability_gap
 from .transitions import Nodes, TransitionModel, distance
 
 
@@ -45,10 +49,13 @@ class Divergence:
 def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
                     starts: np.ndarray, steps: int, divergent: np.ndarray,
                     rng: np.random.Generator,
-                    progress: Callable[[Iterable], Iterable] | None = None
+                    progress: Callable[[Iterable], Iterable] | None = None,
+                    min_probability_gap: float | None = None
                     ) -> tuple[Rollouts, list[Divergence]]:
     """Roll out one pair from each start node; returns the real roll-outs (until each pair's
-    comparison ends) and the divergences."""
+    comparison ends) and the divergences. ``divergent`` ``(n_nodes,)``: after which nodes
+    differing states may be a divergence; ``min_probability_gap``: the paper's rule, the
+    probability gap differing states need as well (None: ``divergent`` alone decides)."""
     n = len(starts)
     real = Rollouts(np.full((n, steps + 1), -1, dtype=np.int64),
                     np.full((n, steps), -1, dtype=np.int64), np.zeros((n, steps)))
@@ -75,9 +82,12 @@ def paired_rollouts(sim: TransitionModel, phy: TransitionModel, nodes: Nodes,
         differ = distance(nodes.centres[out_s], nodes.centres[out_p], nodes.weights,
                           nodes.periodic) > nodes.eps_c
         current[pairs[~differ]] = out_s[~differ]
-        pairs, sim_edge, out_p = pairs[differ], sim_edge[differ], out_p[differ]
+        pairs, sim_edge, out_s, out_p = (x[differ] for x in (pairs, sim_edge, out_s, out_p))
         prev_p = real.nodes[pairs, t]
         hit = divergent[prev_p]
+        if min_probability_gap is not None and hit.any():
+            gap = probability_gap(sim, phy, nodes, prev_p[hit], out_s[hit], out_p[hit])
+            hit[hit] = gap >= min_probability_gap
         for i, e, node in zip(pairs[hit], sim_edge[hit], prev_p[hit]):
             found.append(Divergence(int(i), t + 1, int(node), int(real.actions[i, t]),
                                     float(sim.P[e]), float(real.probs[i, t])))

@@ -21,6 +21,7 @@ GEODETIC = ("east", "north", "up")  # of a sensor_msgs/NavSatFix, in a named ori
 CONVERSIONS = ANGLES + GEODETIC
 NAVSATFIX = "sensor_msgs/msg/NavSatFix"
 REWARD_MODES = ("sum", "hold")
+DIVERGENCE_TESTS = ("g-test", "paper")  # divergence.py: per-node G-test / paper's roll-out rule
 POSE_COMPONENTS = ("x", "y", "z", "roll", "pitch", "yaw")
 TWIST_COMPONENTS = ("vx", "vy", "vz", "wx", "wy", "wz")
 SENSOR_VALUE = "value"  # the entity is a settable sensor (simulator/sensor_values.py)
@@ -30,7 +31,7 @@ APPLY_COMPONENTS = tuple(f"pose.{c}" for c in POSE_COMPONENTS) + tuple(
 DEFAULTS: dict[str, dict[str, Any]] = {
     "sampling": {"rate_hz": 0.5, "interpolation": "hold"},
     "distance": {"eps_c": 0.1},
-    "divergence": {"fdr": 0.05},
+    "divergence": {"test": "g-test", "fdr": 0.05, "min_probability_gap": None},
     "rollouts": {"count": 100, "max_steps": 200},
     "kernels": {"sigma": None, "activation_threshold": 0.5, "ridge": 1.0, "min_samples": 2},
 }
@@ -82,7 +83,9 @@ class Spec:
     rate_hz: float
     interpolation: str
     eps_c: float
-    fdr: float  # false-discovery rate of the per-node divergence tests (divergence.py)
+    divergence_test: str  # one of DIVERGENCE_TESTS
+    fdr: float | None  # g-test: false-discovery rate of the per-node tests (divergence.py)
+    min_probability_gap: float | None  # paper: the differing states' probability gap needed
     rollouts: int
     max_steps: int
     sigma: float
@@ -271,6 +274,31 @@ def _action_grid(where: str, entry: dict, src: Source) -> tuple[np.ndarray, np.n
     return (arr[:-1] + arr[1:]) / 2, arr
 
 
+def _divergence(where: str, norm: dict, given: dict) -> tuple[str, float | None, float | None]:
+    """The divergence test and its one parameter: ``g-test`` with ``fdr`` in (0, 1), or
+    ``paper`` with ``min_probability_gap`` in (0, 1]; the other test's key is an error. Leaves
+    ``norm["divergence"]`` holding the test and its parameter only."""
+    test = norm["divergence"]["test"]
+    if test not in DIVERGENCE_TESTS:
+        raise _fail(where, f"divergence.test must be one of {DIVERGENCE_TESTS}, got {test!r}")
+    own, other = ("fdr", "min_probability_gap") if test == "g-test" else (
+        "min_probability_gap", "fdr")
+    if other in given:
+        raise _fail(where, f"divergence.{other} does not apply to test '{test}' (it takes "
+                    f"'{own}')")
+    if test == "paper" and own not in given:
+        raise _fail(where, "divergence test 'paper' needs 'min_probability_gap' in (0, 1]: "
+                    "how much more likely a differing state must be under one transition "
+                    "function than under the other")
+    value = _number(where, norm["divergence"], own)
+    if test == "g-test" and not value < 1:
+        raise _fail(where, f"divergence.fdr must be in (0, 1), got {value!r}")
+    if test == "paper" and not value <= 1:
+        raise _fail(where, f"divergence.min_probability_gap must be in (0, 1], got {value!r}")
+    norm["divergence"] = {"test": test, own: value}
+    return test, (value if own == "fdr" else None), (value if own != "fdr" else None)
+
+
 def _parse(raw: Any, where: str) -> Spec:
     if not isinstance(raw, dict):
         raise _fail(where, "the spec must be a YAML mapping")
@@ -330,9 +358,7 @@ def _parse(raw: Any, where: str) -> Spec:
     threshold = _number(where, kern, "activation_threshold")
     if threshold >= 1:
         raise _fail(where, "kernels.activation_threshold must be in (0, 1)")
-    fdr = _number(where, norm["divergence"], "fdr")
-    if not fdr < 1:
-        raise _fail(where, "divergence.fdr must be in (0, 1)")
+    test, fdr, gap = _divergence(where, norm, raw.get("divergence") or {})
     ridge = _number(where, kern, "ridge")
 
     names = [s.name for s in state]
@@ -371,7 +397,7 @@ def _parse(raw: Any, where: str) -> Spec:
                 reward=reward, reward_mode=reward_mode,
                 rate_hz=_number(where, sampling, "rate_hz"),
                 interpolation=sampling["interpolation"], eps_c=eps_c,
-                fdr=fdr,
+                divergence_test=test, fdr=fdr, min_probability_gap=gap,
                 rollouts=_number(where, norm["rollouts"], "count", int),
                 max_steps=_number(where, norm["rollouts"], "max_steps", int),
                 sigma=sigma, activation_threshold=threshold, ridge=ridge,
