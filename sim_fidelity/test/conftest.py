@@ -61,3 +61,21 @@ def context():
     rclpy.init(context=ctx, domain_id=next_domain())
     yield ctx
     ctx.try_shutdown()
+
+
+@pytest.fixture(scope="session")
+def small_wall(tmp_path_factory):
+    """A truck world with one standing wall of 8 packets (seed 1): the snapshot and look-ahead
+    tests' small scene."""
+    import numpy as np
+
+    from sim_fidelity.world_generators.truck import (
+        Section,
+        layout_sections,
+        packets_sdf,
+        world_sdf,
+    )
+    lay = layout_sections((Section("wall", 8, 0.6),), np.random.default_rng(1))
+    path = tmp_path_factory.mktemp("small_wall") / "small_wall.sdf"
+    path.write_text(world_sdf("small_wall", packets_sdf(lay)))
+    return path

@@ -1,6 +1,7 @@
 """Start project nodes as real processes for process-level tests, each in its own DDS domain."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from sim_fidelity.ros_domains import next_domain  # noqa: F401 (the tests take it here)
 
@@ -122,6 +124,30 @@ def settles(read, quiet_s: float = 1.0, timeout: float = 60.0) -> bool:
         elif time.monotonic() - since >= quiet_s:
             return True
     return False
+
+
+@contextlib.contextmanager
+def paused_sim_server(world: Path, folder: Path, ready: str = "set_lever", **params
+                      ) -> Iterator[tuple]:
+    """A paused sim_server on ``world`` (``real_time_factor`` 0: it steps as fast as asked; more
+    parameters in ``params``) in a domain of its own, its log ``folder/sim_server.log``, and a
+    RosSimulator (``CLIENT_TIMEOUT_S``) once the server offers ``ready``. Yields
+    ``(sim, proc, log)``; on leaving, the server must still be running, then it is stopped."""
+    from sim_fidelity.simulator.ros.client import RosSimulator
+    domain = next_domain()
+    log = folder / "sim_server.log"
+    proc = start_node("sim_fidelity.simulator.ros.server",
+                      {"world": world, "paused": True, "real_time_factor": 0.0, **params},
+                      domain, log)
+    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world))
+    try:
+        sim.wait_for_server(60.0)
+        assert wait_for(lambda: sim.has_service(ready), 60.0), f"sim_server offers no {ready}"
+        yield sim, proc, log
+        assert proc.poll() is None, f"sim_server died during the tests:\n{log.read_text()[-2500:]}"
+    finally:
+        sim.close()
+        stop(proc)
 
 
 class Probe:

@@ -12,6 +12,7 @@ from ros_processes import (
     WALL_EXIT_S,
     exits_within,
     next_domain,
+    paused_sim_server,
     seconds_to_exit,
     start_node,
     stop,
@@ -50,18 +51,8 @@ def world_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def served(world_file, tmp_path_factory):
     """A paused sim_server in its own domain and a RosSimulator talking to it."""
-    domain = next_domain()
-    log = tmp_path_factory.mktemp("logs") / "sim_server.log"
-    proc = start_node("sim_fidelity.simulator.ros.server",
-                      {"world": world_file, "paused": True, "real_time_factor": 0.0}, domain, log)
-    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
-    try:
-        sim.wait_for_server(60.0)
-        assert wait_for(lambda: sim.has_service("set_lever"), 60.0), "no set_lever service"
-        yield sim, proc, log
-    finally:
-        sim.close()
-        stop(proc)
+    with paused_sim_server(world_file, tmp_path_factory.mktemp("logs")) as served:
+        yield served
 
 
 @pytest.fixture

@@ -17,7 +17,15 @@ from typing import Callable, Iterator
 
 import numpy as np
 import pytest
-from ros_processes import CLIENT_TIMEOUT_S, next_domain, settles, start_node, stop, wait_for
+from ros_processes import (
+    CLIENT_TIMEOUT_S,
+    next_domain,
+    paused_sim_server,
+    settles,
+    start_node,
+    stop,
+    wait_for,
+)
 from sdf_snippets import GROUND, box_model, servo_pendulum, world
 
 from sim_fidelity.simulator import (
@@ -66,20 +74,8 @@ def in_process(world_file: Path, _tmp: Path) -> Iterator[Simulator]:
 @contextlib.contextmanager
 def over_ros(world_file: Path, tmp: Path) -> Iterator[Simulator]:
     pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
-    from sim_fidelity.simulator.ros.client import RosSimulator
-    domain = next_domain()
-    proc = start_node("sim_fidelity.simulator.ros.server",
-                      {"world": world_file, "paused": True, "real_time_factor": 0.0}, domain,
-                      tmp / "sim_server.log")
-    sim = RosSimulator(domain_id=domain, timeout=CLIENT_TIMEOUT_S, world_file=str(world_file))
-    try:
-        sim.wait_for_server(60.0)
-        assert wait_for(lambda: sim.has_service("set_lever"), 60.0)
+    with paused_sim_server(world_file, tmp) as (sim, _, _):
         yield sim
-        assert proc.poll() is None, "sim_server died during the tests"
-    finally:
-        sim.close()
-        stop(proc)
 
 
 @contextlib.contextmanager

@@ -14,17 +14,8 @@ from sim_fidelity.simulator.parallel import IslandParallelEngine
 from sim_fidelity.simulator.snapshot import ServerSnapshot
 from sim_fidelity.truck.controller import UnloadingController
 from sim_fidelity.truck.robot import load_truck
-from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
 
 STEPS = 10  # physics steps per controller tick (the truck worlds' 2 ms step, 20 ms ticks)
-
-
-@pytest.fixture(scope="module")
-def small_wall(tmp_path_factory):
-    lay = layout_sections((Section("wall", 8, 0.6),), np.random.default_rng(1))
-    path = tmp_path_factory.mktemp("snapshot") / "small_wall.sdf"
-    path.write_text(world_sdf("small_wall", packets_sdf(lay)))
-    return path
 
 
 def _drive(sim, robot, controller, ticks: int, lower_at: int) -> tuple[np.ndarray, int]:

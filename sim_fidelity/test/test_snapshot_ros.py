@@ -6,36 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_processes import next_domain, start_node, stop, wait_for
+from ros_processes import paused_sim_server
 
 from sim_fidelity.simulator import EntityKind, InvalidOperationError, Lever
 from sim_fidelity.simulator.ros.snapshot_store import MAX_SNAPSHOTS
 from sim_fidelity.simulator.snapshot import ServerSnapshot
-from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
 
 pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
-from sim_fidelity.simulator.ros.client import RosSimulator  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("snapshot_ros")
-    lay = layout_sections((Section("wall", 8, 0.6),), np.random.default_rng(1))
-    path = folder / "small_wall.sdf"
-    path.write_text(world_sdf("small_wall", packets_sdf(lay)))
-    domain = next_domain()
-    proc = start_node("sim_fidelity.simulator.ros.server",
-                      {"world": path, "paused": True, "real_time_factor": 0.0}, domain,
-                      folder / "sim_server.log")
-    client = RosSimulator(domain_id=domain, timeout=20.0)
-    try:
-        client.wait_for_server(30.0)
-        assert wait_for(lambda: client.has_service("save_snapshot"), 60.0)
+def sim(small_wall, tmp_path_factory):
+    with paused_sim_server(small_wall, tmp_path_factory.mktemp("snapshot_ros"),
+                           ready="save_snapshot") as (client, _, _):
         yield client
-        assert proc.poll() is None, "sim_server died during the tests"
-    finally:
-        client.close()
-        stop(proc)
 
 
 def _packets(sim) -> list[str]:
