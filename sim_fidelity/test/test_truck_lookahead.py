@@ -32,17 +32,8 @@ from sim_fidelity.truck.classifier import (
 from sim_fidelity.truck.features import FEATURES, state_features
 from sim_fidelity.truck.planner import Planner
 from sim_fidelity.truck.robot import load_truck
-from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
 
 CUT = 0.3  # s of sim time per action
-
-
-@pytest.fixture(scope="module")
-def small_wall(tmp_path_factory):
-    lay = layout_sections((Section("wall", 8, 0.6),), np.random.default_rng(1))
-    path = tmp_path_factory.mktemp("lookahead") / "small_wall.sdf"
-    path.write_text(world_sdf("small_wall", packets_sdf(lay)))
-    return path
 
 
 @pytest.fixture(scope="module")
