@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "with HiFi and AdFi-1 look-ahead, executed in HiFi")
     p.add_argument("--budget", type=number(at_least(0)), default=PLANNER_BUDGET_S,
                    help=f"wall seconds of look-ahead per decision (default {PLANNER_BUDGET_S:g}: "
-                        "on a quiet 2-core machine some 5 HiFi and 12 AdFi-1 actions on A; "
-                        "0: one sequence)")
+                        "a HiFi look-ahead action on A costs some 22 CPU s, so a quiet machine "
+                        "explores several per decision; 0: one sequence)")
     p.add_argument("--duration", type=number(above(0)), default=60.0,
                    help="sim seconds of the executed run per mode (default 60)")
     p.add_argument("--world", default="A", help="a scenario letter or an SDF world")
