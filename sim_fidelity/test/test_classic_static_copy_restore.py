@@ -7,6 +7,7 @@ pose it had before the manager started.
 
 One process pair for the module. Every wait polls for its condition with a generous deadline.
 """
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,7 +29,8 @@ NAMESPACE = "/gazebo"
 BOX_COUNT = 20
 WAIT_S = 120.0  # 2 x BOX_COUNT recompilations of sim_server's model, on a loaded machine
 PER_COPY_S = 5.0  # restore_per_static_copy: a delete and a spawn, under load
-IN_FLIGHT = 8  # requests sent before their answers are awaited
+IN_FLIGHT = 4  # requests sent before their answers are awaited
+RESEND_S = 15.0  # an answer not come by then: the request was lost
 POSE_TOLERANCE_M = 0.02  # a box given back dynamic may settle a little on its neighbours
 
 
@@ -45,16 +47,26 @@ def small_world(path: Path) -> tuple[Path, list[str]]:
 
 def ask_all(probe: Probe, kind, service: str, requests: dict) -> dict:
     """``requests`` (name -> request) sent IN_FLIGHT at a time to ``service`` under NAMESPACE;
-    the answers."""
+    the answers. A request unanswered after RESEND_S is sent again: the service's queue of 10
+    is shared with the manager's requests, and one that overflows it is lost."""
     client = probe.node.create_client(kind, qualified(service, NAMESPACE))
     try:
         assert client.wait_for_service(timeout_sec=WAIT_S)
         answers = {}
         items = list(requests.items())
-        for first in range(0, len(items), IN_FLIGHT):  # a service queues 10 requests
-            futures = {n: client.call_async(r) for n, r in items[first:first + IN_FLIGHT]}
-            assert wait_for(lambda fs=futures: all(f.done() for f in fs.values()), WAIT_S)
-            answers.update((n, f.result()) for n, f in futures.items())
+        end = time.monotonic() + WAIT_S
+        for first in range(0, len(items), IN_FLIGHT):
+            batch = dict(items[first:first + IN_FLIGHT])
+            while batch:
+                assert time.monotonic() < end, f"no answer to {sorted(batch)} from {service}"
+                futures = {n: client.call_async(r) for n, r in batch.items()}
+                wait_for(lambda fs=futures: all(f.done() for f in fs.values()), RESEND_S)
+                for n, f in futures.items():
+                    if f.done():
+                        answers[n] = f.result()
+                        del batch[n]
+                    else:
+                        client.remove_pending_request(f)
         return answers
     finally:
         probe.node.destroy_client(client)

@@ -2,10 +2,11 @@
 
 The fallback swaps a model for its static copy by a delete and a spawn (neither interface
 renames, so the copy cannot be spawned first under another name). Here a SIGINT arrives right
-after the first delete of a lowering (a client whose ``delete`` signals its own process once the
-simulator answered), inside :func:`raise_on_signals` and a ``with FidelityManager`` block, as in a
-script the user stops: the manager's restore gives the deleted model back (the client journalled
-the swap), and every box is there, dynamic, where it was.
+after the deletes of a lowering (a client that signals its own process on taking the first
+delete's answer: the deletes are all answered then, no spawn is sent), inside
+:func:`raise_on_signals` and a ``with FidelityManager`` block, as in a script the user stops:
+the manager's restore gives the deleted models back (the client journalled the swaps), and
+every box is there, dynamic, where it was.
 
 One sim_server for the module, paused, serving both interfaces (``gazebo_msgs`` under
 ``/gazebo``) without lever services, as Gazebo would; each client flavour in turn.
@@ -49,20 +50,22 @@ def small_world(path: Path) -> Path:
 
 
 class SignalAfterDelete:
-    """A client mixin: the first delete after ``arm()`` signals this process with SIGINT once
-    the simulator has answered, i.e. between the swap's delete and its spawn."""
+    """A client mixin: the first delete answer taken after ``arm()`` signals this process with
+    SIGINT, i.e. between the swaps' deletes and their spawns."""
 
     armed = False
     deleted: list[str]
+    models_at_cut: set[str]
 
     def arm(self) -> None:
         self.armed, self.deleted = True, []
 
-    def delete(self, name: str) -> None:
-        super().delete(name)
+    def _deleted(self, name: str, res) -> None:
+        super()._deleted(name, res)
         if self.armed:
             self.armed = False
             self.deleted.append(name)
+            self.models_at_cut = set(self.entities(EntityKind.MODEL))
             os.kill(os.getpid(), signal.SIGINT)
 
 
@@ -117,7 +120,8 @@ def test_sigint_between_delete_and_spawn_loses_no_model(server, flavour):
             with raise_on_signals(), FidelityManager(sim, CONFIG, "adfi-3") as manager:
                 sim.arm()
                 manager.set_fidelity(".*", Level.LOW)
-        assert len(sim.deleted) == 1 and sim.deleted[0] in BOXES  # cut after one delete
+        assert len(sim.deleted) == 1 and sim.deleted[0] in BOXES  # cut after the deletes
+        assert not set(BOXES) & sim.models_at_cut  # every box was deleted
         assert manager.closed
         assert set(BOXES) <= set(sim.entities(EntityKind.MODEL))
         after, _ = sim.get_states(BOXES)

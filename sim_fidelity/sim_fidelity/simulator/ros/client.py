@@ -14,6 +14,7 @@ import re
 import threading
 import time
 import xml.etree.ElementTree as ET
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,6 +42,8 @@ from .convert import KINDS_OF_CODES, pose_array, pose_msg, time_seconds, twist_a
 from .results import raise_for
 
 FALLBACK_LEVERS = frozenset({Lever.DYNAMICS, Lever.COLLISION})
+IN_FLIGHT = 4  # requests to one service unanswered at a time: a service queues 10, for all
+# its clients together (a probe's 8 beside a manager's 8 lost requests)
 
 
 class RosSimulator:
@@ -213,6 +216,25 @@ class RosSimulator:
                                         "be gone")
         return future.result()
 
+    def _many(self, key: str, requests: Sequence) -> list:
+        """The answers of ``requests`` to the service ``key``, in order, with at most IN_FLIGHT
+        of them unanswered at a time. Cut off (an error, a signal), it first waits for those
+        sent (within the timeout and ``limit_waits``), so that the simulator has done what it
+        will do with them before anyone looks."""
+        answers: list = []
+        sent: deque = deque()
+        try:
+            for request in requests:
+                if len(sent) == IN_FLIGHT:
+                    answers.append(self._wait(key, sent.popleft()))
+                sent.append(self._send(key, request))
+            while sent:
+                answers.append(self._wait(key, sent.popleft()))
+        except BaseException:
+            self._await(lambda: all(f.done() for f in sent), self.timeout, poll=0.05)
+            raise
+        return answers
+
     def _check(self, response, what: str, names: Sequence[str] = (),
                lever: Lever | None = None) -> None:
         """Raise the protocol's typed error for a non-OK result (the table in ``results.py``);
@@ -320,14 +342,15 @@ class RosSimulator:
             twists = cur_t if twists is None else twists
         poses = np.asarray(poses, float).reshape(len(names), 7)
         twists = np.asarray(twists, float).reshape(len(names), 6)
-        futures = []
+        requests = []
         for n, p, t in zip(names, poses, twists):
             req = self._types["set_entity_state"].Request(entity=n)
             req.state.header.frame_id = "world"
             req.state.pose, req.state.twist = pose_msg(p), twist_msg(t)
-            futures.append((n, self._send("set_entity_state", req)))
-        for n, f in futures:  # all in flight at once, then collect
-            self._check(self._wait("set_entity_state", f), "set_entity_state", [n])
+            requests.append(req)
+        # IN_FLIGHT at a time: more than a service queues are lost (50 at once never answered)
+        for n, answer in zip(names, self._many("set_entity_state", requests)):
+            self._check(answer, "set_entity_state", [n])
 
     def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
         """Override world-declared sensor values (``sensor_values.py``); NaN releases one."""
@@ -437,18 +460,31 @@ class RosSimulator:
 
     # ------------------------------------------------------------------ scene edits
     def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
+        return self._spawned(name, sdf, self.call(*self._spawn_request(name, sdf, pose)))
+
+    def delete(self, name: str) -> None:
+        self._deleted(name, self.call(*self._delete_request(name)))
+
+    def _spawn_request(self, name: str, sdf: str, pose: np.ndarray | None) -> tuple[str, object]:
+        """(service key, request) of a spawn; :meth:`_spawned` takes its answer."""
         req = self._types["spawn_entity"].Request(name=name, resource_string=sdf)
         req.initial_pose.header.frame_id = "world"
         if pose is not None:
             req.initial_pose.pose = pose_msg(np.asarray(pose, float))
         else:
             req.initial_pose.pose.orientation.w = 1.0
-        res = self.call("spawn_entity", req)
+        return "spawn_entity", req
+
+    def _spawned(self, name: str, sdf: str, res) -> str:
+        """The name of the entity a spawn answer reports (the typed error of a refusal)."""
         self._check(res, "spawn_entity", [name])
         return res.entity_name
 
-    def delete(self, name: str) -> None:
-        res = self.call("delete_entity", self._types["delete_entity"].Request(entity=name))
+    def _delete_request(self, name: str) -> tuple[str, object]:
+        """(service key, request) of a delete; :meth:`_deleted` takes its answer."""
+        return "delete_entity", self._types["delete_entity"].Request(entity=name)
+
+    def _deleted(self, name: str, res) -> None:
         self._check(res, "delete_entity", [name])
 
     # ------------------------------------------------------------------ fidelity levers
@@ -549,34 +585,50 @@ class RosSimulator:
 
     def _fallback_set(self, names: list[str], lever: Lever, enabled: bool) -> None:
         """Swap each model for its static copy with the lever's new value, or for its original:
-        a delete, then a spawn. Neither interface renames, so the replacement cannot be spawned
-        first under another name; the swap is journalled instead (``_pending``) from before
-        the delete until its bookkeeping is done, and a swap cut off between the two (a signal,
-        a timeout) is completed by the next call that needs the models (``_give_back_pending``)."""
+        all deletes, then all spawns, each IN_FLIGHT at a time (``_many``), then the restored
+        originals' velocities in one call. Neither interface renames, so a replacement cannot
+        be spawned first under another name; the swaps are journalled instead (``_pending``)
+        from before the deletes until each one's bookkeeping is done, and a swap cut off between
+        its delete and its spawn (a signal, a timeout, a refusal) is settled by the next call
+        that needs the models (``_give_back_pending``)."""
         self._give_back_pending()
         key = "dynamics_off" if lever == Lever.DYNAMICS else "collision_off"
+        models, entries, flags = [], [], []
         for name in names:
             entry = self._lowered.get(name)
-            current = dict(entry or {"dynamics_off": False, "collision_off": False})
-            current[key] = not enabled
-            if entry is None and not any(current[k] for k in ("dynamics_off", "collision_off")):
+            wanted = {k: bool((entry or {}).get(k)) for k in ("dynamics_off", "collision_off")}
+            wanted[key] = not enabled
+            if entry is None and not any(wanted.values()):
                 continue
-            pose, twist = self.get_states([name])
-            if entry is None:
-                entry = {"sdf": self._sdf_of(name), "twist": twist[0]}
-            lowered = current["dynamics_off"] or current["collision_off"]
-            self._pending[name] = {"entry": entry, "flags": current, "pose": pose[0]}
-            self.delete(name)
-            if lowered:
-                self.spawn(name, static_copy(entry["sdf"], current["collision_off"]), pose[0])
-                entry.update(current)
+            models.append(name)
+            entries.append(entry)
+            flags.append(wanted)
+        if not models:
+            return
+        poses, twists = self.get_states(models)
+        entries = [entry or {"sdf": self._sdf_of(name), "twist": twist}
+                   for name, entry, twist in zip(models, entries, twists)]
+        for name, entry, wanted, pose in zip(models, entries, flags, poses):
+            self._pending[name] = {"entry": entry, "flags": wanted, "pose": pose}
+        deletes = [self._delete_request(name) for name in models]
+        for name, answer in zip(models, self._many(deletes[0][0], [r for _, r in deletes])):
+            self._deleted(name, answer)
+        sdfs = [static_copy(entry["sdf"], wanted["collision_off"]) if any(wanted.values())
+                else entry["sdf"] for entry, wanted in zip(entries, flags)]
+        spawns = [self._spawn_request(n, sdf, pose) for n, sdf, pose in zip(models, sdfs, poses)]
+        answers = self._many(spawns[0][0], [r for _, r in spawns])
+        for name, sdf, entry, wanted, answer in zip(models, sdfs, entries, flags, answers):
+            self._spawned(name, sdf, answer)
+            if any(wanted.values()):
+                entry.update(wanted)
                 self._lowered[name] = entry
             else:
-                self.spawn(name, entry["sdf"], pose[0])
                 self._lowered.pop(name, None)
             del self._pending[name]
-            if not lowered:
-                self.set_states([name], pose, entry["twist"][None])
+        raised = [i for i, wanted in enumerate(flags) if not any(wanted.values())]
+        if raised:
+            self.set_states([models[i] for i in raised], poses[raised],
+                            np.array([entries[i]["twist"] for i in raised]))
 
     def _give_back_pending(self) -> None:
         """Settle every swap cut off between its delete and its spawn. A model missing is

@@ -46,7 +46,6 @@ from ..convert import pose_array, pose_msg, twist_array, twist_msg
 from .names import SERVICES, TOPICS, interface_type, qualified
 from .outcome import error_for
 
-IN_FLIGHT = 8  # requests sent before their answers are collected (services queue 10)
 FRESH_AFTER_WRITE_S = 0.05  # a state message received sooner after a write may predate it
 GAZEBO_STEP_S = 0.001  # Gazebo classic's default max_step_size
 WITH_STATE = (EntityKind.MODEL, EntityKind.LINK)
@@ -104,12 +103,8 @@ class ClassicRosSimulator(RosSimulator):
         return self.call("gz:" + name, request, timeout)
 
     def _gz_many(self, name: str, requests: Sequence) -> list:
-        """Answers of ``requests`` to one service, ``IN_FLIGHT`` at a time, in order."""
-        answers: list = []
-        for start in range(0, len(requests), IN_FLIGHT):
-            futures = [self._send("gz:" + name, r) for r in requests[start:start + IN_FLIGHT]]
-            answers += [self._wait("gz:" + name, f) for f in futures]
-        return answers
+        """Answers of ``requests`` to one service, in order (``RosSimulator._many``)."""
+        return self._many("gz:" + name, requests)
 
     @staticmethod
     def _ok(response, what: str, entity: str = "") -> None:
@@ -360,9 +355,9 @@ class ClassicRosSimulator(RosSimulator):
         self._set_gravity(self._gravity_original)
 
     # ------------------------------------------------------------------ scene edits
-    def spawn(self, name: str, sdf: str, pose: np.ndarray | None = None) -> str:
-        """Spawn SDF text; ``pose`` replaces the model's own <pose> (Gazebo classic would add
-        the two, so the <pose> is taken out of the text sent)."""
+    def _spawn_request(self, name: str, sdf: str, pose: np.ndarray | None) -> tuple[str, object]:
+        """A SpawnEntity request of SDF text; ``pose`` replaces the model's own <pose> (Gazebo
+        classic would add the two, so the <pose> is taken out of the text sent)."""
         if "::" in name:
             raise InvalidNameError(f"'{name}' is not a valid model name: '::' separates scopes")
         req = gs.SpawnEntity.Request(name=name, xml=sdf)
@@ -377,7 +372,9 @@ class ClassicRosSimulator(RosSimulator):
                 raise InvalidPoseError(f"spawn pose of '{name}': {e}") from None
             req.initial_pose = pose_msg(pose)
             req.xml = without_model_pose(sdf)
-        res = self._gz("spawn_entity", req)
+        return "gz:spawn_entity", req
+
+    def _spawned(self, name: str, sdf: str, res) -> str:
         self._ok(res, "spawn_entity", name)
         self._wrote()
         spawned = name or model_name(sdf)
@@ -386,13 +383,14 @@ class ClassicRosSimulator(RosSimulator):
             self._spawned_sdf[spawned] = sdf
         return spawned
 
-    def delete(self, name: str) -> None:
-        table = self._entity_table(fresh=False)
-        info = table.get(name)
+    def _delete_request(self, name: str) -> tuple[str, object]:
+        info = self._entity_table(fresh=False).get(name)
         if info is not None and (info.kind != EntityKind.MODEL or info.parent):
             raise InvalidOperationError(f"'{name}' is not a top-level model: only those can be "
                                         "deleted")
-        res = self._gz("delete_entity", gs.DeleteEntity.Request(name=name))
+        return "gz:delete_entity", gs.DeleteEntity.Request(name=name)
+
+    def _deleted(self, name: str, res) -> None:
         self._ok(res, "delete_entity", name)
         self._wrote()
         self._forget(name)
