@@ -68,3 +68,23 @@ def test_a_joint_the_signaler_cannot_watch_is_a_config_error_naming_its_key(join
 def test_the_command_topic_is_the_one_sim_server_names_for_the_joint(joint, topic):
     """``/model/<top-level model>/joint/<the rest, :: as />/cmd_pos`` (model_topics.py)."""
     assert command_topic(joint) == topic
+
+
+def test_the_command_is_read_from_the_joints_own_actuator_after_a_recompile():
+    """Deleting a model whose servo comes before the watched one renumbers the actuators: the
+    signaler still reads its own joint's command, not its neighbour's (a bug found by the
+    mutation work: the actuator's number was kept from the start)."""
+    sim = MujocoEngine.from_string(world("three_arms", servo_pendulum("arm_a", 0.0),
+                                         servo_pendulum("arm", 0.0), servo_pendulum("arm_c", 0.0),
+                                         box_model("box_0", 3.0, 0.0, 0.2, 0.2),
+                                         box_model("box_1", 4.0, 0.0, 0.2, 0.2)))
+    with FidelityManager(sim, config("arm::hinge")) as m:
+        sim.set_joint_commands([SERVO], [0.5])
+        m.tick()
+        assert levels(m) == {H}
+        sim.delete("arm_a")
+        m.tick()
+        assert levels(m) == {H}  # arm still commanded 0.5 (arm_c, now where arm was, 0)
+        sim.set_joint_commands([SERVO, SERVO.replace("arm", "arm_c", 1)], [0.0, 0.9])
+        m.tick()
+        assert levels(m) == {L}

@@ -34,8 +34,9 @@ def command_topic(joint: str) -> str:
 
 
 def engine_command_reader(sim: Simulator, joint: str) -> Callable[[], float] | None:
-    """A reader of the position target of ``joint``'s controller in an in-process engine; None for
-    a simulator whose commands travel over ROS; ParamError when the engine has no controller."""
+    """A reader of the position target of ``joint``'s controller in an in-process engine (after a
+    spawn or a delete too); None for a simulator whose commands travel over ROS; ParamError when
+    the engine has no controller."""
     controllers = getattr(sim, "controllers", None)
     if controllers is None or not hasattr(sim, "data"):
         return None
@@ -43,8 +44,8 @@ def engine_command_reader(sim: Simulator, joint: str) -> Callable[[], float] | N
                if c.joint == joint and c.mode == "position" and not c.owner]
     if not plugins:
         raise ParamError("joint", f"'{joint}' has no position-controller plugin in the world")
-    actuator = sim.index.actuator_id[plugins[0]]
-    return lambda: float(sim.data.ctrl[actuator])
+    plugin = plugins[0]  # its actuator looked up at each read: a recompile renumbers them
+    return lambda: float(sim.data.ctrl[sim.index.actuator_id[plugin]])
 
 
 class JointCommandSignaler(ActionSignaler):
