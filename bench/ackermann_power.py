@@ -6,10 +6,11 @@ the *paper*'s rule at each ``--gaps`` value of ``min_probability_gap``
 (``reality_gap/divergence.py``), each over the roll-out seeds ``--rollout-seeds``.
 
     .venv/bin/python bench/ackermann_power.py [--missions 15,30,60] [--work DIR]
-        [--gaps 0.5,0.7,0.9] [--rollout-seeds 0,1,2]
+        [--gaps 0.5,0.7,0.9] [--rollout-seeds 0,1,2] [--design-seeds 8,7]
 
-Two independent sets of design missions (the original software on the design field, seeds 7
-and 8, the pipeline's ``fly``; bags kept in ``--work`` and reused) stand in for the two sides,
+Two independent sets of design missions (the original software on the design field, seeds 8
+and 7 by default, the pipeline's ``fly``; bags kept in ``--work`` and reused) stand in for the
+two sides,
 so everything but the planted gap is noise both sides share. *Null*: the two sets as they are
 (every divergent node, every kernel is a false one). *Planted*: in the second set, every
 transition that starts over the ramp's footprint (|x| <= 1.5 m, 13 <= y <= 17 m, about a third
@@ -30,7 +31,6 @@ from sim_fidelity.ugv.mission import MissionParams
 from sim_fidelity.ugv.pipeline import SPEC
 from sim_fidelity.ugv.vehicle import UgvSim
 
-SEEDS = (8, 7)  # the simulation side's missions, the deployment side's
 SLOW, PITCH = 1.0 / 3.0, -0.4
 
 
@@ -74,13 +74,18 @@ def main() -> None:
     ap.add_argument("--gaps", default="0.5,0.7,0.9",
                     help="min_probability_gap values of the paper's rule, comma-separated")
     ap.add_argument("--rollout-seeds", default="0,1,2", help="roll-out seeds, comma-separated")
+    ap.add_argument("--design-seeds", default="8,7",
+                    help="seeds of the simulation side's and the deployment side's missions")
     args = ap.parse_args()
     counts = sorted(int(n) for n in args.missions.split(","))
     gaps = [None] + [float(g) for g in args.gaps.split(",") if g]
     seeds = [int(s) for s in args.rollout_seeds.split(",")]
     spec = load_spec(SPEC)
     t0 = time.perf_counter()
-    bags = [design_bags(counts[-1], seed, args.work / f"design_seed{seed}") for seed in SEEDS]
+    sides = [int(s) for s in args.design_seeds.split(",")]
+    if len(sides) != 2:
+        ap.error("--design-seeds takes two seeds")
+    bags = [design_bags(counts[-1], seed, args.work / f"design_seed{seed}") for seed in sides]
     print(f"design missions flown or found in {time.perf_counter() - t0:.0f} s")
     print("missions  case     test       seed  transitions  nodes  S0 nodes (states)  tested  "
           "divergent (over ramp / tested there)  divergences  kernels (centre over ramp)")
