@@ -116,7 +116,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "float": _float, "nonneg": _nonneg, "int": _int, "count": _count, "level": parse_level,
     "name": _name,
     "vec3": _vec3, "patterns": _patterns, "level_map": _level_map, "vec3_or_map": _vec3_or_map,
-    "schedule": _schedule, "clock": _choice("steps", "ticks"),
+    "schedule": _schedule, "clock": _choice("steps", "ticks"), "medium": _choice("all", "near"),
 }
 
 

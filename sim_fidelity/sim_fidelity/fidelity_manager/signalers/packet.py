@@ -12,10 +12,16 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    runs and :attr:`PacketSignaler.fallback` why. A lowered packet goes MEDIUM (not dynamic, still
    colliding). Packets already below HIGH and outside stay below HIGH.
 3. When every HIGH packet lies entirely inside the box (so nothing dynamic inside can touch anything
-   outside), all MEDIUM packets go LOW (not dynamic, not colliding); otherwise below-HIGH packets
-   are MEDIUM, so a HIGH packet reaching out of the box still meets its neighbours. "HIGH" counts
-   packets that are HIGH now (including ones held HIGH by the user, or lowered in this very tick)
-   as well as those going HIGH: a batch being lowered passes through MEDIUM for one tick.
+   outside), all MEDIUM packets go LOW (not dynamic, not colliding). Otherwise, with ``medium: all``
+   (the paper's rule, the default) every below-HIGH packet is MEDIUM, so a HIGH packet reaching
+   out of the box still meets its neighbours; with ``medium: near`` only the below-HIGH packets
+   that such a packet can reach before the next tick are MEDIUM, the rest LOW: those whose AABB
+   overlaps the AABB of a HIGH packet reaching out of the box grown by ``near_margin`` plus twice
+   the distance that packet travels at its present speed in one tick (the time since the last
+   update). Both give the same levels when no HIGH packet reaches out. "HIGH" counts packets that
+   are HIGH now (including ones held HIGH by the user, or lowered in this very tick) as well as
+   those going HIGH: a batch being lowered passes through MEDIUM (or LOW, far from anything
+   dynamic) for one tick.
 4. Every ``refresh_interval`` seconds of sim time all packets go HIGH for ``settle_period``
    seconds, so no physically unstable structure persists (0 disables); and before every decision
    of the application (:meth:`PacketSignaler.refresh`, through the manager's
@@ -85,6 +91,10 @@ class PacketSignaler(Signaler):
                              "lowered"),
         "still_clock": Param("clock", "steps", "what still_steps counts: physics steps (the "
                              "paper's rule; in process only) or manager ticks"),
+        "medium": Param("medium", "all", "which below-HIGH packets stay MEDIUM while a HIGH "
+                        "packet reaches out of the box: all (the paper's rule) or those near it"),
+        "near_margin": Param("nonneg", 0.05, "with medium: near, the distance [m] (beyond a "
+                             "tick's travel) within which a packet stays MEDIUM"),
         "refresh_interval": Param("nonneg", 0.0, "period [s] of the all-HIGH refresh (0: never)"),
         "settle_period": Param("nonneg", 0.1, "duration [s] of each all-HIGH refresh"),
     }
@@ -101,6 +111,7 @@ class PacketSignaler(Signaler):
         # packets do not move)
         n = len(self.half)
         self._seen, self._lo, self._hi = np.full((n, 7), np.nan), np.empty((n, 3)), np.empty((n, 3))
+        self.last_update = np.nan  # sim time of the previous update (the tick period)
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
         self.refresh_due = False  # a decision point asked for a refresh at the next update
@@ -141,7 +152,8 @@ class PacketSignaler(Signaler):
             self.still = np.where(touching, 0, self.steps.counts())
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
         dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
-        levels = np.where(high, HIGH, LOW if inside[dynamic].all() else MEDIUM).astype(LEVEL_DTYPE)
+        levels = np.where(high, HIGH, self._below_high(t, dynamic & ~inside, lo, hi, twists)
+                          ).astype(LEVEL_DTYPE)
         if t >= self.next_refresh:
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
@@ -152,6 +164,32 @@ class PacketSignaler(Signaler):
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
             # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
             self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
+        return levels
+
+    def _below_high(self, t: float, reaching: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    twists: np.ndarray) -> np.ndarray | int:
+        """Rule 3: the level of each packet not HIGH, given the dynamic packets ``reaching`` out
+        of the box: LOW when none does; else MEDIUM for all (``medium: all``) or for those near
+        one of them (``near``)."""
+        p = self.params
+        tick = t - self.last_update if t > self.last_update else 0.0
+        self.last_update = t
+        out = np.flatnonzero(reaching)
+        if not out.size:
+            return LOW
+        if p["medium"] == "all":
+            return MEDIUM
+        speed = np.sqrt(row_sums(twists[len(self.robot) + out, :3] ** 2))
+        grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
+        a_lo, a_hi = lo[out] - grow, hi[out] + grow  # (k, 3) reach of each such packet
+        # packets within the union of the reaches first (one pass), then each against each reach
+        cand = np.flatnonzero(row_sums((hi > a_lo.min(axis=0)) & (lo < a_hi.max(axis=0))) == 3)
+        c_lo, c_hi = lo[cand], hi[cand]
+        near = np.ones((len(cand), len(out)), bool)  # (candidate, reach): boxes overlap
+        for axis in range(3):
+            near &= (c_hi[:, axis, None] > a_lo[:, axis]) & (c_lo[:, axis, None] < a_hi[:, axis])
+        levels = np.full(len(lo), LOW, LEVEL_DTYPE)
+        levels[cand[near.any(axis=1)]] = MEDIUM
         return levels
 
     def _still_now(self, twists: np.ndarray) -> np.ndarray:
