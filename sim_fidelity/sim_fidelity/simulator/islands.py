@@ -13,10 +13,17 @@ checks again before then. Pure numpy; imports nothing of MuJoCo.
 """
 from __future__ import annotations
 
+import math
+from typing import Callable
+
 import numpy as np
+
+Refine = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 
 MIN_PAD = 0.001  # metres every unit's reach is grown by: contact margins and round-off
 ROW_CHUNK = 256  # geoms per block of the all-pairs gap computation
+GROWTH = 1.5  # speed bounds are this many times the speed now: the margin for acceleration
+_NEXT, _LAST = [1, 2, 0], [2, 0, 1]  # axis orders of a cross product
 
 
 def geom_boxes(xpos: np.ndarray, xmat: np.ndarray, aabb: np.ndarray
@@ -30,15 +37,40 @@ def geom_boxes(xpos: np.ndarray, xmat: np.ndarray, aabb: np.ndarray
     return centre - half, centre + half
 
 
+def point_speeds(cvel: np.ndarray, arm: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """A bound of the speed of every point of each geom ``(g,)``, :data:`GROWTH` times what it
+    is now: ``cvel`` ``(g, 6)`` is the geom body's velocity (angular, linear) at a reference point
+    (MuJoCo's ``cvel``: its root's subtree centre of mass), ``arm`` ``(g, 3)`` the geom centre
+    from that point, ``radius`` the geom's bounding radius."""
+    w, v = cvel[:, :3], cvel[:, 3:]
+    at_centre = v + w[:, _NEXT] * arm[:, _LAST] - w[:, _LAST] * arm[:, _NEXT]  # v + w x arm
+    spin = np.sqrt(np.einsum("gi,gi->g", w, w))
+    return GROWTH * (np.sqrt(np.einsum("gi,gi->g", at_centre, at_centre)) + spin * radius)
+
+
+def gaps(lo_a: np.ndarray, hi_a: np.ndarray, centre_a: np.ndarray, radius_a: np.ndarray,
+         lo_b: np.ndarray, hi_b: np.ndarray, centre_b: np.ndarray, radius_b: np.ndarray
+         ) -> np.ndarray:
+    """``(a, b)`` lower bounds of the distance between geoms ``a`` and ``b``: the larger of the
+    gap between their world boxes (``lo``, ``hi``) and between their bounding spheres."""
+    sep = np.maximum(0.0, np.maximum(lo_a[:, None, :] - hi_b[None, :, :],
+                                     lo_b[None, :, :] - hi_a[:, None, :]))
+    boxes = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
+    between = centre_a[:, None, :] - centre_b[None, :, :]
+    spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
+               - radius_a[:, None] - radius_b[None, :])
+    return np.maximum(boxes, np.maximum(spheres, 0.0))
+
+
 def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.ndarray,
                 speed: np.ndarray, unit: np.ndarray, nunits: int, horizon: float,
-                gravity: float) -> tuple[np.ndarray, np.ndarray]:
+                gravity: float, refine: Refine | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per pair of units ``(nunits, nunits)``: the *slack* (smallest gap between two of their geoms
     minus what both geoms can move within ``horizon``; <= 0: they may touch) and the earliest
-    time two of their geoms could touch. The gap of a geom pair is a lower bound of their distance:
-    the larger of the gap between their world boxes (``lo``, ``hi``) and between their bounding
-    spheres (``centre``, ``radius``). ``speed`` bounds each geom's speed; ``unit`` owns each geom
-    (-1: none). Pairs without geoms, and the diagonal, are inf."""
+    time two of their geoms could touch (:func:`gaps`, :func:`time_to_contact`). ``speed`` bounds
+    each geom's speed; ``unit`` owns each geom (-1: none). Pairs without geoms, and the diagonal,
+    are inf. ``refine(gap, rows, cols)`` may raise the gaps of a block of geom pairs (``rows``,
+    ``cols``: indices into the arguments) in place to better lower bounds (exact distances)."""
     slack = np.full((nunits, nunits), np.inf)
     ttc = np.full((nunits, nunits), np.inf)
     own = np.flatnonzero(unit >= 0)
@@ -56,13 +88,9 @@ def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.n
         last = max(first + 1, int(np.searchsorted(starts, starts[first] + ROW_CHUNK)))
         last = min(last, len(starts))
         rows = slice(starts[first], ends[last - 1])
-        sep = np.maximum(0.0, np.maximum(lo[rows, None, :] - hi[None, :, :],
-                                         lo[None, :, :] - hi[rows, None, :]))
-        boxes = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
-        between = centre[rows, None, :] - centre[None, :, :]
-        spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
-                   - radius[rows, None] - radius[None, :])
-        gap = np.maximum(boxes, np.maximum(spheres, 0.0))
+        gap = gaps(lo[rows], hi[rows], centre[rows], radius[rows], lo, hi, centre, radius)
+        if refine is not None:
+            refine(gap, own[rows], own)
         local = starts[first:last] - starts[first]
         block = np.ix_(units[first:last], units)
         for out, value in ((slack, gap - move[rows, None] - move[None, :]),
@@ -93,6 +121,16 @@ def time_to_contact(gaps: np.ndarray, speed: np.ndarray, gravity: float) -> np.n
         else:
             t = np.where(speed > 0, np.maximum(room, 0.0) / speed, np.inf)
     return np.where(room <= 0, 0.0, t)
+
+
+def time_to_contact_scalar(gap: float, speed: float, gravity: float) -> float:
+    """:func:`time_to_contact` of one pair, without numpy's per-call cost."""
+    room = gap - 2 * MIN_PAD
+    if room <= 0:
+        return 0.0
+    if gravity > 0:
+        return (-speed + math.sqrt(speed * speed + 4 * gravity * room)) / (2 * gravity)
+    return room / speed if speed > 0 else math.inf
 
 
 def components(n: int, pairs: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import threading
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -48,6 +49,8 @@ QPOS_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 7, int(mujoco.mjtJoint.mjJNT_BALL)
 DOF_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL): 3,
             int(mujoco.mjtJoint.mjJNT_SLIDE): 1, int(mujoco.mjtJoint.mjJNT_HINGE): 1}
 MODEL_CACHE = 64  # compiled part models kept per engine
+REFINE_MAX = 64  # geom pairs whose exact distance is computed per check, at most
+BALANCE_INTERVAL = 500  # steps between checks of whether parted groups unbalance the parts
 
 
 @dataclass
@@ -63,14 +66,61 @@ class Part:
     own: dict[str, np.ndarray]  # "qpos", "dof", "actz": part indices whose state is the part's
     inert: dict[str, np.ndarray] = field(default_factory=dict)  # masked part: "body", "geom",
     # "dof" of other parts' units, held still and out of contact here
+    checked: Checked | None = None  # the geoms whose distance to other parts is checked
+
+
+class Motion(NamedTuple):
+    """Geoms' world boxes (``lo``, ``hi``), centres, bounding radii, speed bounds, orientations
+    and ids in the whole model."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    xpos: np.ndarray
+    radius: np.ndarray
+    speed: np.ndarray
+    xmat: np.ndarray
+    ids: np.ndarray
+
+
+class Checked(NamedTuple):
+    """A part's geoms whose distance to other parts is checked after every chunk (its units'
+    colliding geoms), with what the check needs of the model, indexed once."""
+
+    geoms: np.ndarray
+    body: np.ndarray
+    root: np.ndarray
+    aabb: np.ndarray
+    radius: np.ndarray
+    ids: np.ndarray  # in the whole model
+    unit: np.ndarray
+    sphere: np.ndarray
+
+    @classmethod
+    def of(cls, m: mujoco.MjModel, geom_unit: np.ndarray, ids: np.ndarray) -> "Checked":
+        geoms = np.flatnonzero(((m.geom_contype | m.geom_conaffinity) != 0) & (geom_unit >= 0))
+        body = m.geom_bodyid[geoms]
+        return cls(geoms, body, m.body_rootid[body], m.geom_aabb[geoms], m.geom_rbound[geoms],
+                   ids[geoms], geom_unit[geoms],
+                   m.geom_type[geoms] == int(mujoco.mjtGeom.mjGEOM_SPHERE))
+
+    def motion(self, d: mujoco.MjData) -> Motion:
+        xpos = d.geom_xpos[self.geoms]
+        xmat = d.geom_xmat[self.geoms]
+        lo, hi = islands.geom_boxes(xpos, xmat, self.aabb)
+        speed = islands.point_speeds(d.cvel[self.body], xpos - d.subtree_com[self.root],
+                                     self.radius)
+        return Motion(lo, hi, xpos, self.radius, speed, xmat, self.ids)
 
 
 class _Worker:
-    """A thread that steps one part ``n`` times whenever it is told to."""
+    """A persistent thread that steps one part ``n`` times (one ``mj_step(m, d, n)`` call: the
+    bindings release the GIL for all ``n``) whenever it is started; plain C locks hand it over."""
 
-    def __init__(self, done: threading.Semaphore):
-        self.go = threading.Semaphore(0)
-        self.done = done
+    def __init__(self):
+        self.go = threading.Lock()
+        self.go.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
         self.part: Part | None = None
         self.n = 0
         self.error: BaseException | None = None
@@ -78,30 +128,41 @@ class _Worker:
         self.thread.start()
 
     def _run(self) -> None:
+        go, done = self.go, self.done
         while True:
-            self.go.acquire()
-            part, n = self.part, self.n
+            go.acquire()
+            part = self.part
             if part is None:  # told to stop
+                done.release()
                 return
             try:
-                m, d = part.model, part.data
-                for _ in range(n):
-                    mujoco.mj_step(m, d)
+                mujoco.mj_step(part.model, part.data, self.n)
             except BaseException as e:  # handed to the caller's thread
                 self.error = e
-            self.done.release()
+            done.release()
+
+    def start(self, part: Part | None, n: int) -> None:
+        self.part, self.n = part, n
+        self.go.release()
+
+    def wait(self) -> BaseException | None:
+        self.done.acquire()
+        err, self.error = self.error, None
+        return err
 
 
 class IslandParallelEngine(MujocoEngine):
-    """The embedded engine with independent islands stepped on ``threads`` worker threads.
+    """The embedded engine with independent islands stepped on ``threads`` threads (the caller's
+    and ``threads - 1`` workers).
 
     ``threads=None`` takes the world's ``<physics><ode><solver><island_threads>``; 0 is serial.
-    Units that may touch within ``horizon`` steps are grouped into one part; the parts are checked
-    again before units of two parts could touch, at the latest after ``max_interval`` steps.
+    Units that may touch within ``horizon`` steps are grouped into one part; steps are run in
+    chunks, each as long as no units of two parts can touch within it and ending at the latest
+    at the next multiple of ``max_interval`` steps of the world's time.
     """
 
-    def __init__(self, world, *, threads: int | None = None, horizon: int = 10,
-                 max_interval: int = 500, **kwargs):
+    def __init__(self, world, *, threads: int | None = None, horizon: int = 5,
+                 max_interval: int = 100, **kwargs):
         if threads is None:
             threads = int(world.physics.get("island_threads", 0))
         if threads < 0:
@@ -112,52 +173,75 @@ class IslandParallelEngine(MujocoEngine):
         self.threads = threads
         self.horizon = horizon
         self.max_interval = max_interval
-        self._parts: list[Part] = []
+        self._parts: list[Part] = []  # empty: the whole world steps in the caller's thread
+        self._built = False  # the layout (parts or whole) has been decided
         self._cache: dict[frozenset[int], mujoco.MjModel] = {}
         self._ahead = False  # parts have stepped since the world last gathered their state
         self._touched = True  # the world's model or data may have changed since the last scatter
-        self._until_check = 0  # steps before the parts must be checked again
-        self._done = threading.Semaphore(0)
+        self._pending = 0  # steps asked for and not run yet (run at a chunk's end or any read)
+        self._room = 0  # steps that may be deferred without a look at the parts
+        self._until_check = 0  # steps the parts may run before they must be checked again
+        self._until_balance = 0  # steps before the groups' balance is checked again
         self._workers: list[_Worker] = []
-        self.repartitions = 0  # times the parts were rebuilt
+        self._probe: mujoco.MjData | None = None  # scratch data of the whole model (distances)
+        self.repartitions = 0  # times the layout was rebuilt
+        self.rollbacks = 0  # chunks undone because units of two parts came within reach
+        self._whole_steps = 0  # steps run on the whole world in the caller's thread
         super().__init__(world, **kwargs)
 
     # ------------------------------------------------------------------ the whole world's view
     @property
     def model(self) -> mujoco.MjModel:
-        self._gather()
-        self._touched = True
+        if self._parts:
+            self._sync()
         return self._model
 
     @model.setter
     def model(self, value: mujoco.MjModel) -> None:  # a (re)compile: parts are rebuilt
+        if self._parts:
+            self._sync()
         self._model = value
         self._invalidate()
 
     @property
     def data(self) -> mujoco.MjData:
-        self._gather()
-        self._touched = True
+        if self._parts:
+            self._sync()
         return self._data
 
     @data.setter
     def data(self, value: mujoco.MjData) -> None:
+        if self._parts:
+            self._sync()
         self._data = value
         self._invalidate()
 
+    def _sync(self) -> None:
+        """Run the deferred steps and gather the parts' state: the world is read (and may be
+        written), so the next step scatters it."""
+        self._flush()
+        self._gather()
+        self._touched = True
+
     @property
     def time(self) -> float:
+        self._flush()
         if self._ahead and self._parts:
             return float(self._parts[0].data.time)
         return float(self._data.time)
 
     @property
     def parts(self) -> list[frozenset[str]]:
-        """The names of the units stepped together in each part (empty when serial)."""
+        """The names of the units stepped together in each part (one part, every unit, when
+        the whole world steps in the caller's thread; empty when serial)."""
+        self._flush()
+        if not self._parts:
+            return [frozenset(self._unit_names)] if self.threads and self._unit_names else []
         return [frozenset(self._unit_names[u] for u in p.units) for p in self._parts]
 
     def contact_count(self) -> int:
         """Contacts found in the last step: summed over the parts (each sees its own units)."""
+        self._flush()
         if self._ahead and self._parts:
             return int(sum(p.data.ncon for p in self._parts))
         return int(self._data.ncon)
@@ -176,16 +260,19 @@ class IslandParallelEngine(MujocoEngine):
     def restore(self, snapshot: Snapshot) -> None:
         super().restore(snapshot)
         units = list(snapshot.partition)
-        if units and [p.units for p in self._parts] != units:
-            self._parts = [self._part(u) for u in units]
+        if [p.units for p in self._parts] != units:
+            self._parts = [self._part(u) for u in units] if len(units) > 1 else []
             self.repartitions += 1
+        self._built = True
         self._ahead, self._touched = False, True  # the next step scatters the restored world
 
     def close(self) -> None:
-        """Stop the worker threads (also done when the engine is garbage-collected)."""
+        """Stop the worker threads (also done when the engine is garbage-collected); the steps
+        still deferred are run first."""
+        if self._parts:
+            self._flush()
         for w in self._workers:
-            w.part = None
-            w.go.release()
+            w.start(None, 0)
         for w in self._workers:
             w.thread.join(timeout=5.0)
         self._workers = []
@@ -198,55 +285,152 @@ class IslandParallelEngine(MujocoEngine):
 
     # ------------------------------------------------------------------ stepping
     def step(self, n: int = 1) -> None:
+        """Advance ``n`` steps. With parts, steps are deferred until a chunk is full (its end is
+        the next check or the next multiple of ``max_interval`` steps) or the world is read:
+        the caller's thread and the workers then step their parts a whole chunk at once."""
+        if 0 <= n < self._room - self._pending and not self._touched and not self.hooks:
+            self._pending += n  # the chunk is not full yet
+            return
         if self.threads == 0:
             super().step(n)
             return
         if n < 0:
             raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
-        if self._touched or not self._parts:
+        if not self._built or (self._parts and self._touched):
             self._scatter()
-        while n > 0:
-            k = 1 if self.hooks else min(n, self._until_check)
-            self._dispatch_checked(k)
-            n -= k
-            self._until_check -= k
-            if self.hooks:
-                self._gather(forward=True)
-                for hook in self.hooks:
-                    hook(self)
-                self._scatter()
-            elif self._until_check <= 0:
-                self._regroup()
+        if not self._parts:
+            self._step_whole(n)
+        elif self.hooks:
+            self._step_each(n)
+        else:
+            self._pending += n
+            self._advance(final=False)
         self._stale = True
 
-    def _dispatch_checked(self, n: int) -> None:
-        """Step the parts ``n`` times; a part that diverged puts every part back where this
-        began (the engine's contract: undone, counted, raised)."""
-        start = [undo.physics_state(p.model, p.data) for p in self._parts]
-        for p in self._parts:
+    def _step_whole(self, n: int) -> None:
+        """The serial engine's step on the whole world; with more than one unit and thread,
+        checked for groups that have parted (:meth:`_split_interval`)."""
+        self._whole_steps += n
+        if self.threads == 1 or len(self._unit_names) < 2:
+            MujocoEngine.step(self, n)
+            return
+        every = self._split_interval()
+        while n > 0:
+            k = min(n, self._due(every))
+            MujocoEngine.step(self, k)
+            n -= k
+            if self._due(every) == every:  # at a multiple of ``every`` steps
+                self._regroup()
+                if self._parts:  # split: the rest runs in parts
+                    self._pending += n
+                    self._advance(final=False)
+                    return
+
+    def _step_each(self, n: int) -> None:
+        """Parts stepped one step at a time, the hooks seeing the gathered world after each."""
+        for _ in range(n):
+            if not self._parts:
+                self._step_whole(1)  # the serial step runs the hooks
+                continue
+            whole = self._whole_steps
+            self._pending += 1
+            self._advance(final=True)
+            if self._whole_steps != whole:  # merged on the way: the hooks have run
+                continue
+            self._gather(forward=True)
+            for hook in self.hooks:
+                hook(self)
+            self._scatter()
+
+    def _due(self, every: int | None = None) -> int:
+        """Steps to the next multiple of ``every`` (``max_interval``) steps of the world's time."""
+        every = every or self.max_interval
+        t = self._parts[0].data.time if self._parts else self._data.time
+        done = int(round(t / self._model.opt.timestep))
+        return every - done % every
+
+    def _split_interval(self) -> int:
+        """Steps between the whole world's checks for groups that have parted: twice the
+        grouping horizon, rounded up to a divisor of ``max_interval`` (chunks stay aligned)."""
+        return next(k for k in range(min(2 * self.horizon, self.max_interval),
+                                     self.max_interval + 1) if self.max_interval % k == 0)
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._advance(final=True)
+
+    def _advance(self, final: bool) -> None:
+        """Run the deferred steps in chunks; with ``final`` all of them, else only whole chunks
+        (the rest waits for more steps or a read)."""
+        self._room = 0
+        while self._pending:
+            if not self._parts:  # merged into one: the rest steps serially
+                n, self._pending = self._pending, 0
+                self._step_whole(n)
+                return
+            k = min(self._until_check, self._due())
+            if k > self._pending:
+                if not final:
+                    self._room = k  # steps that may wait before this chunk runs
+                    return
+                k = self._pending
+            self._chunk(k)
+
+    def _chunk(self, k: int) -> None:
+        """Step the parts ``k`` times, then check them. A part that diverged puts every part
+        back where the chunk began (the engine's contract: undone, counted, raised); units of
+        two parts found within contact distance at the end undo the chunk too, and are put into
+        one part before it is run again."""
+        parts = self._parts
+        start = [undo.physics_state(p.model, p.data) for p in parts]
+        for p in parts:
             clear_unstable(p.data)
-        self._dispatch(n)
-        problems = [unstable(p.model, p.data) for p in self._parts]
+        self._dispatch(k)
+        self._pending = max(0, self._pending - k)
+        problems = [unstable(p.model, p.data) for p in parts]
         if any(problems):
-            for p, state in zip(self._parts, start):
-                undo.set_physics_state(p.model, p.data, state)
-            self._ahead = True
-            self._diverged("; ".join(p for p in problems if p), n)
+            self._pending = 0
+            self._undo(start)
+            self._diverged("; ".join(p for p in problems if p), k)
+        self._until_check -= k
+        self._until_balance -= k
+        earliest, touching = self._cross_check()
+        if touching:  # regrouped from the state where the chunk began, the pairs forced together
+            self._undo(start)
+            self._pending += k
+            self.rollbacks += 1
+            self._scatter(forced=touching)
+            return
+        steps = min(earliest / self._model.opt.timestep, 2.0 * self.max_interval)
+        steps = int(steps) - 1  # the bounds are a step old
+        if steps < self.horizon or self._until_balance <= 0:
+            self._regroup()
+        else:
+            self._until_check = min(steps, self.max_interval)
+
+    def _undo(self, start: list[np.ndarray]) -> None:
+        for p, state in zip(self._parts, start):
+            undo.set_physics_state(p.model, p.data, state)
+        self._ahead = True
 
     def _dispatch(self, n: int) -> None:
+        """Step every part ``n`` times: the first in this thread, the others in workers."""
         parts = self._parts
-        while len(self._workers) < len(parts):
-            self._workers.append(_Worker(self._done))
-        for w, p in zip(self._workers, parts):
-            w.part, w.n = p, n
-            w.go.release()
-        for _ in parts:
-            self._done.acquire()
+        while len(self._workers) < len(parts) - 1:
+            self._workers.append(_Worker())
+        workers = self._workers[:len(parts) - 1]
+        for w, p in zip(workers, parts[1:]):
+            w.start(p, n)
+        error = None
+        try:
+            mujoco.mj_step(parts[0].model, parts[0].data, n)
+        except BaseException as e:
+            error = e
+        for w in workers:
+            error = w.wait() or error
         self._ahead = True
-        for w in self._workers[:len(parts)]:
-            if w.error is not None:
-                err, w.error = w.error, None
-                raise err
+        if error is not None:
+            raise error
 
     # ------------------------------------------------------------------ gather and scatter
     def _gather(self, forward: bool = False) -> None:
@@ -270,22 +454,24 @@ class IslandParallelEngine(MujocoEngine):
         else:
             self._stale = True
 
-    def _scatter(self, check: bool = True) -> None:
+    def _scatter(self, check: bool = True, forced: frozenset[tuple[int, int]] = frozenset()
+                 ) -> None:
         """Copy the whole world's state and parameters to the parts; with ``check``, first
-        regroup from the world's own state (it may have been teleported) and rebuild the parts
-        when their grouping no longer holds."""
+        regroup from the world's own state (it may have been teleported), with the unit pairs
+        ``forced`` into one group."""
         self._gather()
-        m, d = self._model, self._data
-        if check or not self._parts:
+        self._room = 0
+        if check or not self._built:
+            m, d = self._model, self._data
             mujoco.mj_kinematics(m, d)
             mujoco.mj_comPos(m, d)
             mujoco.mj_comVel(m, d)
             self._stale = False
-            slack, ttc, centre = self._unit_geometry(None)
-            grps = islands.groups(slack)
-            if not self._parts or self._crosses(grps):
-                self._rebuild(grps, centre)
-            self._schedule(ttc)
+            self._regroup(forced, from_world=True)
+        self._copy_to_parts()
+
+    def _copy_to_parts(self) -> None:
+        m, d = self._model, self._data
         for p in self._parts:
             pm, pd, mp = p.model, p.data, p.maps
             for kind, names in PARAMS.items():
@@ -308,14 +494,19 @@ class IslandParallelEngine(MujocoEngine):
                 pm.geom_conaffinity[p.inert["geom"]] = 0
                 pm.body_gravcomp[p.inert["body"]] = 1.0
                 pd.qvel[p.inert["dof"]] = 0.0
+            p.checked = Checked.of(pm, p.geom_unit, mp["geom"])
         self._touched = False
 
     # ------------------------------------------------------------------ grouping
     def _invalidate(self) -> None:
         self._parts = []
+        self._built = False
         self._cache.clear()
         self._ahead = False
         self._touched = True
+        self._pending = 0
+        self._room = 0
+        self._probe = None
         if not hasattr(self, "_model") or not hasattr(self, "_data"):
             return
         self._index_units()
@@ -348,46 +539,139 @@ class IslandParallelEngine(MujocoEngine):
         bodies_per_unit = np.bincount(unit[unit >= 0], minlength=len(tops))
         self._masked = bool(len(tops)) and m.nu == 0 and bool(np.all(bodies_per_unit == 1))
 
+    def _motion(self, m: mujoco.MjModel, d: mujoco.MjData, geoms: np.ndarray,
+                whole_ids: np.ndarray) -> Motion:
+        """Where ``geoms`` are and how fast their points may move (from ``d``'s last forward
+        pass); ``whole_ids`` are their ids in the whole model."""
+        body = m.geom_bodyid[geoms]
+        xpos = d.geom_xpos[geoms]
+        xmat = d.geom_xmat[geoms]
+        radius = m.geom_rbound[geoms]
+        lo, hi = islands.geom_boxes(xpos, xmat, m.geom_aabb[geoms])
+        speed = islands.point_speeds(d.cvel[body], xpos - d.subtree_com[m.body_rootid[body]],
+                                     radius)
+        return Motion(lo, hi, xpos, radius, speed, xmat, whole_ids)
+
+    def _refiner(self, mo: Motion, unit: np.ndarray, steps: int) -> islands.Refine:
+        """Exact distances (MuJoCo's ``mj_geomDistance`` on the whole model) in place of the
+        box and sphere bounds, for pairs of geoms of two units, nearest (earliest possible
+        contact) first, while the bound says they could touch within ``steps`` steps or before
+        the earliest contact found so far (at most ``REFINE_MAX`` per block; two spheres' bound
+        is exact already)."""
+        m = self._model
+        if self._probe is None:
+            self._probe = mujoco.MjData(m)
+        probe = self._probe
+        horizon = steps * m.opt.timestep
+        gravity = float(np.linalg.norm(m.opt.gravity))
+        sphere = m.geom_type[mo.ids] == int(mujoco.mjtGeom.mjGEOM_SPHERE)
+
+        def refine(gap: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+            closing = mo.speed[rows, None] + mo.speed[None, cols]
+            t = islands.time_to_contact(gap, closing, gravity)
+            t[(unit[rows, None] == unit[None, cols]) | (sphere[rows, None] & sphere[None, cols])
+              ] = np.inf
+            flat = np.flatnonzero(t < np.inf)
+            if not len(flat):
+                return
+            first = flat[np.argsort(t.flat[flat], kind="stable")[:REFINE_MAX]]
+            best = np.inf
+            for a, b in zip(*np.unravel_index(first, t.shape)):
+                if t[a, b] >= max(horizon, best):
+                    break
+                ga, gb = mo.ids[rows[a]], mo.ids[cols[b]]
+                for i, g in ((rows[a], ga), (cols[b], gb)):
+                    probe.geom_xpos[g] = mo.xpos[i]
+                    probe.geom_xmat[g] = mo.xmat[i]
+                dist = mujoco.mj_geomDistance(m, probe, int(ga), int(gb), 1e3, None)
+                gap[a, b] = max(gap[a, b], dist)
+                best = min(best, islands.time_to_contact_scalar(float(gap[a, b]),
+                                                                float(closing[a, b]), gravity))
+
+        return refine
+
     def _unit_geometry(self, parts: list[Part] | None = None):
         """Slack and earliest contact time between units, and their centres, from the parts'
         data (or the whole world's, when ``parts`` is None)."""
         nunits = len(self._unit_names)
-        sources = ([(p.model, p.data, p.geom_unit) for p in parts] if parts else
-                   [(self._model, self._data, self._body_unit[self._model.geom_bodyid])])
-        los, his, centres, radii, speeds, owner = [], [], [], [], [], []
-        for m, d, gu in sources:
-            lo, hi = islands.geom_boxes(d.geom_xpos, d.geom_xmat, m.geom_aabb)
-            body = m.geom_bodyid
-            vel = d.cvel[body]  # [angular, linear] at the subtree centre of the body's root
-            arm = np.linalg.norm(d.geom_xpos - d.subtree_com[m.body_rootid[body]], axis=1)
-            speeds.append(np.linalg.norm(vel[:, 3:], axis=1)
-                          + np.linalg.norm(vel[:, :3], axis=1) * (arm + m.geom_rbound))
-            los.append(lo)
-            his.append(hi)
-            centres.append(d.geom_xpos)
-            radii.append(m.geom_rbound)
+        sources = ([(p.model, p.data, p.geom_unit, p.maps["geom"]) for p in parts] if parts else
+                   [(self._model, self._data, self._body_unit[self._model.geom_bodyid],
+                     np.arange(self._model.ngeom))])
+        rows, owners = [], []
+        for m, d, gu, ids in sources:
             # geoms that collide with nothing (visuals, COLLISION lever off) bring no one closer
-            owner.append(np.where((m.geom_contype | m.geom_conaffinity) != 0, gu, -1))
-        lo, hi, owner = np.concatenate(los), np.concatenate(his), np.concatenate(owner)
+            geoms = np.flatnonzero(((m.geom_contype | m.geom_conaffinity) != 0) & (gu >= 0))
+            rows.append(self._motion(m, d, geoms, ids[geoms]))
+            owners.append(gu[geoms])
+        mo = Motion(*(np.concatenate(c) for c in zip(*rows)))
+        owner = np.concatenate(owners)
+        dt = self._model.opt.timestep
         slack, ttc = islands.pair_bounds(
-            lo, hi, np.concatenate(centres), np.concatenate(radii), np.concatenate(speeds),
-            owner, nunits, self.horizon * self._model.opt.timestep,
-            float(np.linalg.norm(self._model.opt.gravity)))
-        centre = np.full((nunits, 3), np.nan)
-        own = owner >= 0
+            mo.lo, mo.hi, mo.xpos, mo.radius, mo.speed, owner, nunits, (self.horizon + 1) * dt,
+            float(np.linalg.norm(self._model.opt.gravity)),
+            self._refiner(mo, owner, self.horizon + 1))
+        middle = np.full((nunits, 3), np.nan)
+        count = np.bincount(owner, minlength=nunits)
         total = np.zeros((nunits, 3))
-        count = np.bincount(owner[own], minlength=nunits)
-        np.add.at(total, owner[own], (lo[own] + hi[own]) / 2)
-        centre[count > 0] = total[count > 0] / count[count > 0, None]
-        return slack, ttc, centre
+        np.add.at(total, owner, (mo.lo + mo.hi) / 2)
+        middle[count > 0] = total[count > 0] / count[count > 0, None]
+        return slack, ttc, middle
+
+    def _cross_check(self) -> tuple[float, frozenset[tuple[int, int]]]:
+        """From the parts' last forward pass: the earliest time geoms of two parts could touch,
+        and the unit pairs of two parts already within contact distance (a missed contact).
+        Pairs are taken by their bounds, nearest first, and measured exactly (MuJoCo's
+        ``mj_geomDistance``) until a bound is later than the earliest exact time found."""
+        m = self._model
+        if self._probe is None:
+            self._probe = mujoco.MjData(m)
+        probe = self._probe
+        gravity = float(np.linalg.norm(m.opt.gravity))
+        checks = [p.checked for p in self._parts]
+        rows = [c.motion(p.data) for c, p in zip(checks, self._parts)]
+        for c, mo in zip(checks, rows):
+            probe.geom_xpos[c.ids] = mo.xpos
+            probe.geom_xmat[c.ids] = mo.xmat
+        earliest, touching = np.inf, set()
+        for k in range(len(rows) - 1):
+            a, ca = rows[k], checks[k]
+            if len(rows) == 2:
+                b, cb = rows[1], checks[1]
+            else:
+                b = Motion(*(np.concatenate(x) for x in zip(*rows[k + 1:])))
+                cb = Checked(*(np.concatenate(x) for x in zip(*checks[k + 1:])))
+            if not len(a.lo) or not len(b.lo):
+                continue
+            gap = islands.gaps(a.lo, a.hi, a.xpos, a.radius, b.lo, b.hi, b.xpos, b.radius)
+            closing = a.speed[:, None] + b.speed[None, :]
+            t = islands.time_to_contact(gap, closing, gravity)
+            t[ca.sphere[:, None] & cb.sphere[None, :]] = np.inf  # exact already: not refined
+            order = np.argsort(t, axis=None)[:REFINE_MAX]
+            best = earliest
+            for i, j in zip(*np.unravel_index(order, t.shape)):
+                if t[i, j] >= best:
+                    break
+                dist = mujoco.mj_geomDistance(m, probe, int(ca.ids[i]), int(cb.ids[j]), 1e3, None)
+                gap[i, j] = max(gap[i, j], dist)
+                best = min(best, islands.time_to_contact_scalar(float(gap[i, j]),
+                                                                float(closing[i, j]), gravity))
+            t = islands.time_to_contact(gap, closing, gravity)
+            earliest = min(earliest, float(t.min()))
+            if earliest <= 0:
+                for i, j in np.argwhere(gap <= 2 * islands.MIN_PAD):
+                    touching.add((int(ca.unit[i]), int(cb.unit[j])))
+        return earliest, frozenset(touching)
 
     def _schedule(self, ttc: np.ndarray) -> None:
         """Check again before units of two parts could touch (at most ``max_interval`` steps)."""
+        if not self._parts:
+            self._until_check = self.max_interval
+            return
         part_of = self._part_index()
         cross = part_of[:, None] != part_of[None, :]
         earliest = float(ttc[cross].min()) if cross.any() else np.inf
-        steps = earliest / self._model.opt.timestep
-        self._until_check = int(max(1, min(self.max_interval, np.floor(steps))))
+        steps = np.floor(earliest / self._model.opt.timestep) - 1  # the bounds are a step old
+        self._until_check = int(max(1, min(self.max_interval, steps)))
 
     def _part_index(self) -> np.ndarray:
         part_of = np.full(len(self._unit_names), -1, int)
@@ -400,27 +684,41 @@ class IslandParallelEngine(MujocoEngine):
         part_of = self._part_index()
         return any(len({int(part_of[u]) for u in g}) > 1 for g in grps)
 
-    def _regroup(self) -> None:
-        """At each check: rebuild the parts when islands may meet across parts, or
-        when they have parted and the parts are out of balance."""
-        slack, ttc, centre = self._unit_geometry(self._parts)
+    def _regroup(self, forced: frozenset[tuple[int, int]] = frozenset(),
+                 from_world: bool = False) -> None:
+        """Regroup (from the parts' data, or the world's): rebuild the layout when units may
+        meet across parts, when groups have parted and the parts are out of balance, or when
+        the whole world stepping alone can be split; then schedule the next check."""
+        parts = None if from_world or not self._parts else self._parts
+        slack, ttc, centre = self._unit_geometry(parts)
+        for a, b in forced:
+            slack[a, b] = slack[b, a] = -np.inf
         grps = islands.groups(slack)
-        meet = self._crosses(grps)
         usable = min(self.threads, len(grps))
-        costs = np.array([self._unit_cost[list(p.units)].sum() for p in self._parts])
-        unbalanced = usable > 1 and (len(self._parts) < usable or islands.imbalance(costs) > 1.5)
-        if meet or unbalanced:
+        if not self._built:
+            rebuild = True
+        elif not self._parts:
+            rebuild = usable > 1
+        else:
+            costs = np.array([self._unit_cost[list(p.units)].sum() for p in self._parts])
+            rebuild = self._crosses(grps) or (usable > 1 and (
+                len(self._parts) < usable or islands.imbalance(costs) > 1.5))
+        if rebuild:
             self._gather()
             self._rebuild(grps, centre)
-            self._scatter(check=False)
+            if not from_world:
+                self._copy_to_parts()
+        self._built = True
         self._schedule(ttc)
+        self._until_balance = BALANCE_INTERVAL
 
     def _rebuild(self, grps: list[frozenset[int]], centre: np.ndarray) -> None:
-        """Deal the groups into parts and build them (models from the cache when possible)."""
+        """Deal the groups into parts and build them (models from the cache when possible); one
+        part (or nothing dynamic) is the whole world, stepped in the caller's thread."""
         dealt = islands.deal(grps, self._unit_cost, centre, self.threads)
-        if not dealt:  # nothing dynamic: one part of the static scene
-            dealt = [frozenset()]
-        self._parts = [self._part(units) for units in dealt]
+        self._room = 0
+        self._parts = [self._part(units) for units in dealt] if len(dealt) > 1 else []
+        self._ahead = False
         self.repartitions += 1
 
     def _part(self, units: frozenset[int]) -> Part:
