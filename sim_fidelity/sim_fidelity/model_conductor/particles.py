@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import mujoco
 import numpy as np
 
 from ..simulator import poses as pose_math
@@ -87,13 +88,16 @@ class ParticleSimulation(SimulatorModel):
         sim = self.sim
         if isinstance(sim, MujocoEngine):
             refs = sim.index.state_refs(names)
-            if refs.simple and not refs.offset:
-                d = sim.data
-                d.qpos[refs.qidx] = np.concatenate(
-                    [poses[:, :3], pose_math.xyzw_to_wxyz(poses[:, 3:])], axis=1)
-                d.qvel[refs.didx] = np.concatenate(  # angular velocity in the body frame
-                    [twists[:, :3], pose_math.quat_rotate(pose_math.quat_conj(poses[:, 3:]),
-                                                          twists[:, 3:])], axis=1)
+            if refs.simple and not refs.offset and len(refs.free) == len(names):
+                qpos, qvel = sim.data.qpos, sim.data.qvel
+                conj = np.empty(4)
+                for qa, da, pose, twist in zip(refs.qidx[:, 0].tolist(),
+                                               refs.didx[:, 0].tolist(), poses, twists):
+                    x, y, z, qx, qy, qz, qw = pose.tolist()
+                    qpos[qa:qa + 7] = (x, y, z, qw, qx, qy, qz)
+                    qvel[da:da + 3] = twist[:3]
+                    conj[:] = (qw, -qx, -qy, -qz)  # angular velocity in the body frame
+                    mujoco.mju_rotVecQuat(qvel[da + 3:da + 6], twist[3:], conj)
                 return
         sim.set_states(names, poses, twists)
 
