@@ -49,6 +49,8 @@ from .stillness import StepStillness, step_hook_unavailable
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
 HIGH, MEDIUM, LOW = int(Level.HIGH), int(Level.MEDIUM), int(Level.LOW)
+MAX_PAIRWISE = 128  # rule 3, medium: near: above this many packets reaching out, their union box
+# (conservative) instead of each one's reach
 
 
 def _half_extents(spec: np.ndarray | dict[str, np.ndarray], names: Sequence[str], key: str,
@@ -151,16 +153,18 @@ class PacketSignaler(Signaler):
         else:
             self.still = np.where(touching, 0, self.steps.counts())
         high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
-        dynamic = high | (current == HIGH)  # HIGH after this tick, or until this tick, or held
-        levels = np.where(high, HIGH, self._below_high(t, dynamic & ~inside, lo, hi, twists)
-                          ).astype(LEVEL_DTYPE)
         if t >= self.next_refresh:
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
                                                           // p["refresh_interval"])
         if t < self.refresh_until or self.refresh_due:
-            levels[:] = HIGH
+            levels = np.full(len(high), HIGH, LEVEL_DTYPE)
             self.refresh_due = False
+            self.last_update = t
+        else:
+            dynamic = high | (current == HIGH)  # HIGH after this tick, or until it, or held
+            levels = np.where(high, HIGH, self._below_high(t, dynamic & ~inside, lo, hi, twists)
+                              ).astype(LEVEL_DTYPE)
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
             # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
             self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
@@ -182,13 +186,17 @@ class PacketSignaler(Signaler):
         speed = np.sqrt(row_sums(twists[len(self.robot) + out, :3] ** 2))
         grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
         a_lo, a_hi = lo[out] - grow, hi[out] + grow  # (k, 3) reach of each such packet
-        # packets within the union of the reaches first (one pass), then each against each reach
+        # packets within the union of the reaches first (one pass), then each against each reach;
+        # when many reach out (the tick after a refresh) the union alone, a superset, decides
         cand = np.flatnonzero(row_sums((hi > a_lo.min(axis=0)) & (lo < a_hi.max(axis=0))) == 3)
+        levels = np.full(len(lo), LOW, LEVEL_DTYPE)
+        if len(out) > MAX_PAIRWISE:
+            levels[cand] = MEDIUM
+            return levels
         c_lo, c_hi = lo[cand], hi[cand]
         near = np.ones((len(cand), len(out)), bool)  # (candidate, reach): boxes overlap
         for axis in range(3):
             near &= (c_hi[:, axis, None] > a_lo[:, axis]) & (c_lo[:, axis, None] < a_hi[:, axis])
-        levels = np.full(len(lo), LOW, LEVEL_DTYPE)
         levels[cand[near.any(axis=1)]] = MEDIUM
         return levels
 
