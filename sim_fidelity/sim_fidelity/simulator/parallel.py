@@ -67,6 +67,7 @@ class Part:
     inert: dict[str, np.ndarray] = field(default_factory=dict)  # masked part: "body", "geom",
     # "dof" of other parts' units, held still and out of contact here
     checked: Checked | None = None  # the geoms whose distance to other parts is checked
+    start: Motion | None = None  # their motion where the next chunk begins (None: not known)
 
 
 class Motion(NamedTuple):
@@ -385,6 +386,11 @@ class IslandParallelEngine(MujocoEngine):
         start = [undo.physics_state(p.model, p.data) for p in parts]
         for p in parts:
             clear_unstable(p.data)
+            if p.start is None:
+                mujoco.mj_kinematics(p.model, p.data)
+                mujoco.mj_comPos(p.model, p.data)
+                mujoco.mj_comVel(p.model, p.data)
+                p.start = p.checked.motion(p.data)
         self._dispatch(k)
         self._pending = max(0, self._pending - k)
         problems = [unstable(p.model, p.data) for p in parts]
@@ -394,19 +400,38 @@ class IslandParallelEngine(MujocoEngine):
             self._diverged("; ".join(p for p in problems if p), k)
         self._until_check -= k
         self._until_balance -= k
-        earliest, touching = self._cross_check()
-        if touching:  # regrouped from the state where the chunk began, the pairs forced together
+        earliest, touching, rows = self._cross_check()
+        strayed = k > 1 and self._strayed(rows, k)
+        if touching or strayed:
             self._undo(start)
             self._pending += k
             self.rollbacks += 1
-            self._scatter(forced=touching)
+            if touching:  # regrouped from where the chunk began, the pairs forced together
+                self._scatter(forced=touching)
+            else:  # run again in shorter chunks, checked after each
+                self._until_check = max(1, k // 4)
             return
+        for p, mo in zip(parts, rows):
+            p.start = mo
         steps = min(earliest / self._model.opt.timestep, 2.0 * self.max_interval)
         steps = int(steps) - 1  # the bounds are a step old
         if steps < self.horizon or self._until_balance <= 0:
             self._regroup()
         else:
             self._until_check = min(steps, self.max_interval)
+
+    def _strayed(self, rows: list[Motion], k: int) -> bool:
+        """Did a checked geom move farther in the last ``k`` steps than its speed bound at the
+        chunk's start allowed (it was pushed or pulled harder than the bound foresaw)?"""
+        m = self._model
+        t = k * m.opt.timestep
+        gravity = float(np.linalg.norm(m.opt.gravity))
+        for p, end in zip(self._parts, rows):
+            moved = end.xpos - p.start.xpos
+            allowed = islands.reach(p.start.speed, t, gravity)
+            if np.any(np.einsum("gi,gi->g", moved, moved) > allowed * allowed):
+                return True
+        return False
 
     def _undo(self, start: list[np.ndarray]) -> None:
         for p, state in zip(self._parts, start):
@@ -495,6 +520,7 @@ class IslandParallelEngine(MujocoEngine):
                 pm.body_gravcomp[p.inert["body"]] = 1.0
                 pd.qvel[p.inert["dof"]] = 0.0
             p.checked = Checked.of(pm, p.geom_unit, mp["geom"])
+            p.start = None
         self._touched = False
 
     # ------------------------------------------------------------------ grouping
@@ -617,9 +643,10 @@ class IslandParallelEngine(MujocoEngine):
         middle[count > 0] = total[count > 0] / count[count > 0, None]
         return slack, ttc, middle
 
-    def _cross_check(self) -> tuple[float, frozenset[tuple[int, int]]]:
+    def _cross_check(self) -> tuple[float, frozenset[tuple[int, int]], list[Motion]]:
         """From the parts' last forward pass: the earliest time geoms of two parts could touch,
-        and the unit pairs of two parts already within contact distance (a missed contact).
+        the unit pairs of two parts already within contact distance (a missed contact), and
+        the checked geoms' motion per part.
         Pairs are taken by their bounds, nearest first, and measured exactly (MuJoCo's
         ``mj_geomDistance``) until a bound is later than the earliest exact time found."""
         m = self._model
@@ -660,7 +687,7 @@ class IslandParallelEngine(MujocoEngine):
             if earliest <= 0:
                 for i, j in np.argwhere(gap <= 2 * islands.MIN_PAD):
                     touching.add((int(ca.unit[i]), int(cb.unit[j])))
-        return earliest, frozenset(touching)
+        return earliest, frozenset(touching), rows
 
     def _schedule(self, ttc: np.ndarray) -> None:
         """Check again before units of two parts could touch (at most ``max_interval`` steps)."""
