@@ -4,14 +4,15 @@ One *tick* of the main model (``step`` seconds of simulated time):
 
 1. the data source's messages up to the current time go to every model (:meth:`Model.input`) and
    action annotations to the triggers;
-2. the main model and every SERVICE model step, concurrently (the main model in the conductor's
-   thread, every other SERVICE model in its own persistent :class:`ServiceWorker` thread), and the
-   conductor waits for all of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so two
-   engines really run in parallel); a SERVICE model with its own ``period`` steps as often as its
-   period fits. Right after its own steps, each SERVICE model's values of the pairs it holds and
-   others follow are read, in its own thread, while the others may still be stepping (exact: a
-   holder's value does not change between its last step of the tick and the next tick; followers
-   receive it only after all steps);
+2. the main model and every SERVICE model step, concurrently (the one that has cost the most CPU
+   so far in the conductor's thread, every other in its own persistent :class:`ServiceWorker`
+   thread, so no thread wake-up lies on the slowest model's path), and the conductor waits for all
+   of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so two engines really run in
+   parallel); a SERVICE model with its own ``period`` steps as often as its period fits. Right
+   after its own steps, each SERVICE model's values of the pairs it holds and others follow are
+   read, in the thread that stepped it, while the others may still be stepping (exact: a holder's
+   value does not change between its last step of the tick and the next tick; followers receive
+   it only after all steps);
 3. the clock ticks: every CLOCK model, each in its own thread, is woken; one still busy with an
    earlier step misses the tick (a *skip*, counted per model) and its time falls behind;
    FREE models step in their own threads at their own pace all along;
@@ -53,6 +54,8 @@ from .service_worker import ServiceWorker
 
 EPS = 1e-9
 MAX_CASCADE = 100  # signals handled in one tick before the conductor calls it a loop
+CHOOSE_EVERY = 1000  # ticks between choices of the SERVICE model the conductor's thread steps
+# (also after the first 10 and 100 ticks)
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,7 @@ class Conductor:
         self._signals: queue.SimpleQueue[Signal] = queue.SimpleQueue()
         self._scene: dict[str, SceneObject] = {}
         self._initial: dict[Pair, str] = {}
-        self._service: list[Member] = []  # the SERVICE models, main last
+        self._service: list[Member] = []  # the SERVICE models; the last steps in this thread
         self._clock = threading.Condition()
         self._running = False
         self._stop = threading.Event()
@@ -427,9 +430,9 @@ class Conductor:
             if member.threaded:
                 self._publish(member)
         self._service = sorted((m for m in self._members.values() if not m.threaded),
-                               key=lambda m: m.main)  # the workers start before the main steps
-        if self.parallel:
-            for member in self._service[:-1]:
+                               key=lambda m: m.main)  # until measured: the main model inline
+        if self.parallel and len(self._service) > 1:
+            for member in self._service:
                 member.worker = ServiceWorker(member.name,
                                               lambda n, m=member: self._step_and_read(m, n))
         for member in self._members.values():
@@ -447,10 +450,11 @@ class Conductor:
             self.start()
         self._check_threads()
         target = (self.ticks + 1) * self.step_size  # no drift from summing steps
+        inline = self._service[-1]
         try:
             for member in self._service:
                 n = self._steps_due(member, target)
-                if n and member.worker is not None:
+                if n and member.worker is not None and member is not inline:
                     member.worker.start(n)
                 else:
                     self._step_and_read(member, n)
@@ -460,11 +464,27 @@ class Conductor:
             raise error
         self.time = target
         self.ticks += 1
+        if self.ticks % CHOOSE_EVERY == 0 or self.ticks in (10, 100):
+            self._choose_inline()
         with self._clock:
             self._clock.notify_all()
         self._propagate(read=False)
         self._exchange_outputs()
         self._handle_signals()
+
+    def _choose_inline(self) -> None:
+        """Step the SERVICE model that has cost the most CPU so far in the conductor's own
+        thread from now on: the others' workers start and finish within its steps, so the tick
+        waits for no wake-up of a thread."""
+        slowest = max(self._service, key=lambda m: m.cpu)
+        if slowest is not self._service[-1]:
+            self._service.remove(slowest)
+            self._service.append(slowest)
+
+    @property
+    def inline_model(self) -> str | None:
+        """The SERVICE model the conductor's own thread steps (None before :meth:`start`)."""
+        return self._service[-1].name if self._service else None
 
     def _wait_workers(self) -> BaseException | None:
         """Wait for every started worker; the first error one raised (None if none did)."""
