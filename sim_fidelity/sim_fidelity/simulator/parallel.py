@@ -654,6 +654,7 @@ class IslandParallelEngine(MujocoEngine):
             self._probe = mujoco.MjData(m)
         probe = self._probe
         gravity = float(np.linalg.norm(m.opt.gravity))
+        down = m.opt.gravity / gravity if gravity > 0 else np.zeros(3)
         checks = [p.checked for p in self._parts]
         rows = [c.motion(p.data) for c, p in zip(checks, self._parts)]
         for c, mo in zip(checks, rows):
@@ -671,7 +672,10 @@ class IslandParallelEngine(MujocoEngine):
                 continue
             gap = islands.gaps(a.lo, a.hi, a.xpos, a.radius, b.lo, b.hi, b.xpos, b.radius)
             closing = a.speed[:, None] + b.speed[None, :]
-            t = islands.time_to_contact(gap, closing, gravity)
+            across = islands.across_gravity_time((a.lo, a.hi, a.xpos, a.radius),
+                                                 (b.lo, b.hi, b.xpos, b.radius), closing, down)
+            t = np.maximum(islands.time_to_contact(gap, closing, gravity), across)
+            exact = t.copy()
             t[ca.sphere[:, None] & cb.sphere[None, :]] = np.inf  # exact already: not refined
             order = np.argsort(t, axis=None)[:REFINE_MAX]
             best = earliest
@@ -680,9 +684,10 @@ class IslandParallelEngine(MujocoEngine):
                     break
                 dist = mujoco.mj_geomDistance(m, probe, int(ca.ids[i]), int(cb.ids[j]), 1e3, None)
                 gap[i, j] = max(gap[i, j], dist)
-                best = min(best, islands.time_to_contact_scalar(float(gap[i, j]),
-                                                                float(closing[i, j]), gravity))
-            t = islands.time_to_contact(gap, closing, gravity)
+                exact[i, j] = max(across[i, j], islands.time_to_contact_scalar(
+                    float(gap[i, j]), float(closing[i, j]), gravity))
+                best = min(best, exact[i, j])
+            t = exact
             earliest = min(earliest, float(t.min()))
             if earliest <= 0:
                 for i, j in np.argwhere(gap <= 2 * islands.MIN_PAD):
