@@ -50,7 +50,7 @@ DOF_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL):
             int(mujoco.mjtJoint.mjJNT_SLIDE): 1, int(mujoco.mjtJoint.mjJNT_HINGE): 1}
 MODEL_CACHE = 64  # compiled part models kept per engine
 REFINE_MAX = 64  # geom pairs whose exact distance is computed per check, at most
-BALANCE_INTERVAL = 500  # steps between checks of whether parted groups unbalance the parts
+BALANCE_INTERVAL = 1000  # steps between checks of whether parted groups unbalance the parts
 
 
 @dataclass
@@ -351,9 +351,9 @@ class IslandParallelEngine(MujocoEngine):
         return every - done % every
 
     def _split_interval(self) -> int:
-        """Steps between the whole world's checks for groups that have parted: twice the
+        """Steps between the whole world's checks for groups that have parted: four times the
         grouping horizon, rounded up to a divisor of ``max_interval`` (chunks stay aligned)."""
-        return next(k for k in range(min(2 * self.horizon, self.max_interval),
+        return next(k for k in range(min(4 * self.horizon, self.max_interval),
                                      self.max_interval + 1) if self.max_interval % k == 0)
 
     def _flush(self) -> None:
