@@ -179,6 +179,9 @@ def test_setups_and_bad_counts():
 
 def test_split_ensemble_allocates_the_cup_to_the_main_model():
     conductor, particles = table1.ensemble(table1.setups((50,))[2])
+    # the particle model's own solver tolerance; the main model keeps MuJoCo's
+    assert particles.model.opt.tolerance == table1.PARTICLE_TOLERANCE
+    assert conductor.model("main").sim.model.opt.tolerance == mujoco.MjOption().tolerance
     holders = conductor.responsibilities.holders()
     assert holders[("cup", POSE)] == "main" and holders[("cup", TWIST)] == "main"
     assert holders[("cup", COLLISION)] == "main"
