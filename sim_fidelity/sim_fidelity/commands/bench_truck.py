@@ -22,6 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--still", default="",
                    help="steps,ticks: the packet signaler's stillness clock(s); each manager mode "
                         "runs once per clock (default: config/truck.yaml's)")
+    p.add_argument("--medium", default="",
+                   help="all,near: the packet signaler's rule 3 (which packets stay MEDIUM while a "
+                        "HIGH one reaches out of the robot box); each manager mode runs once per "
+                        "rule (default: config/truck.yaml's)")
     p.add_argument("--tick-period", type=number(above(0)), default=TICK_PERIOD,
                    help="sim seconds between fidelity-manager ticks (multiple of 0.02)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON object")

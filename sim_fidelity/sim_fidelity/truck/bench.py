@@ -4,16 +4,19 @@ Every mode runs the same scenario with the same seeds (repeat ``r`` uses control
 ``first_seed + r``), one after the other in this process: ``hifi`` (manager off), ``hifi-sleep``
 (manager off, MuJoCo's sleeping islands on), ``adfi-1/2/3`` (the presets of ``config/truck.yaml``).
 ``--still steps,ticks`` runs every manager mode once per stillness clock of the packet signaler
-(labels ``adfi-1/steps``, ``adfi-1/ticks``), side by side. The controller signals a decision
+(labels ``adfi-1/steps``, ``adfi-1/ticks``), side by side; ``--medium all,near`` likewise once per
+rule 3 of the packet signaler (``adfi-3/all``, ``adfi-3/near``). The controller signals a decision
 point before each decision and waits :data:`~.controller.DECISION_SETTLE` in every mode (HiFi too,
 so the modes differ by the manager only); the manager refreshes then. Reported per mode: the
 real-time factor (sim time / wall time), packets unloaded and the unload rate (packets/hour) with
 their spread over repeats, the absolute percent error of the mean rate against ``hifi``, the
-manager's time per tick and as a share of the physics step time, HIGH packets per tick and the
-packets lowered from HIGH per sim second.
+manager's time per tick and as a share of the physics step time, HIGH and MEDIUM packets per
+tick, the packets lowered from HIGH per sim second, the speed-up against ``hifi-sleep``, and the
+targets of issue 23 met or not (the table's last lines).
 
     simfid bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-2,adfi-3 --duration 60 \\
-        --repeats 3 [--still steps,ticks] [--first-seed 0] [--json] [--plots docs/img]
+        --repeats 3 [--still steps,ticks] [--medium all,near] [--first-seed 0] [--json] \\
+        [--plots docs/img]
 """
 from __future__ import annotations
 
@@ -42,28 +45,32 @@ SAMPLE_PERIOD = 1.0  # s of sim time between instantaneous-RTF samples
 TICK_PERIOD = 0.04  # s of sim time between manager ticks (a multiple of the control period)
 PICK_PHASES = ("extend", "lift", "withdraw", "lower", "release", "retract")
 STILL_CLOCKS = ("steps", "ticks")  # the packet signaler's still_clock
-HIGH = int(Level.HIGH)
+MEDIUM_RULES = ("all", "near")  # the packet signaler's rule 3 (medium)
+HIGH, MEDIUM = int(Level.HIGH), int(Level.MEDIUM)
 
 
-def truck_config(still: str | None = None) -> FidelityConfig:
-    """``config/truck.yaml``, its packet signalers' ``still_clock`` set to ``still`` if given."""
+def truck_config(still: str | None = None, medium: str | None = None) -> FidelityConfig:
+    """``config/truck.yaml``, its packet signalers' ``still_clock`` set to ``still`` and
+    ``medium`` to ``medium`` where given."""
     config = FidelityConfig.load(CONFIG)
-    if still is not None:
-        for spec in config.signalers.values():
-            if spec["type"] == "packet":
-                spec["still_clock"] = still
+    for spec in config.signalers.values():
+        if spec["type"] == "packet":
+            for key, value in (("still_clock", still), ("medium", medium)):
+                if value is not None:
+                    spec[key] = value
     return config
 
 
 class ManagerMeter:
-    """Wall time in the manager, and per tick the packets HIGH and those lowered from HIGH."""
+    """Wall time in the manager, and per tick the packets HIGH, MEDIUM and those lowered from
+    HIGH."""
 
     def __init__(self, manager: FidelityManager):
         self.manager = manager
         packets = manager.signalers.get("packets")
         self.rows = (np.array([manager.trees.index[t.name] for t in packets.trees], np.intp)
                      if packets is not None else np.zeros(0, np.intp))
-        self.wall, self.ticks, self.high, self.lowered = 0.0, 0, 0, 0
+        self.wall, self.ticks, self.high, self.medium, self.lowered = 0.0, 0, 0, 0, 0
         self.hook = getattr(packets, "steps", None)  # the per-step stillness hook, if it runs
         self.still_clock = getattr(packets, "still_clock", "")
 
@@ -78,22 +85,25 @@ class ManagerMeter:
     def _measure(self, call):
         before = self.manager.levels[self.rows] == HIGH
         report = call()
-        after = self.manager.levels[self.rows] == HIGH
+        levels = self.manager.levels[self.rows]
+        after = levels == HIGH
         self.wall += report.wall
         self.ticks += 1
         self.high += int(after.sum())
+        self.medium += int((levels == MEDIUM).sum())
         self.lowered += int((before & ~after).sum())
         return report
 
 
 def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None,
-             tick_period: float = TICK_PERIOD, still: str | None = None) -> dict[str, Any]:
+             tick_period: float = TICK_PERIOD, still: str | None = None,
+             medium: str | None = None) -> dict[str, Any]:
     """One run of ``duration`` sim seconds, the manager ticked every ``tick_period`` (a multiple of
-    the control period), stillness counted on the ``still`` clock (None: the config's); returns its
-    measurements."""
+    the control period), stillness counted on the ``still`` clock and rule 3 of the packet
+    signaler ``medium`` (None: the config's); returns its measurements."""
     preset, sleep = mode.removesuffix("-sleep"), mode.endswith("-sleep")
     sim, robot = load_truck(scenario, sleep=sleep)
-    manager = FidelityManager(sim, truck_config(still), preset)
+    manager = FidelityManager(sim, truck_config(still, medium), preset)
     meter = ManagerMeter(manager)
     controller = UnloadingController(robot, seed=seed, decide=meter.decision_point,
                                      settle=DECISION_SETTLE)
@@ -141,6 +151,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
             "manager_overhead_pct": 100.0 * manager_wall / max(step_wall - hook_wall, 1e-12),
             "hook_us_per_step": 1e6 * hook_wall / max(physics_steps, 1),
             "high_per_tick": meter.high / max(ticks, 1),
+            "medium_per_tick": meter.medium / max(ticks, 1),
             "lowered_per_s": meter.lowered / max(reached, 1e-9),
             "unstable_resets": int(sim.data.warning[int(mujoco.mjtWarning.mjWARN_BADQACC)].number),
             "samples": samples,
@@ -167,7 +178,11 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
                      "manager_overhead_pct": _mean(mine, "manager_overhead_pct"),
                      "hook_us_per_step": _mean(mine, "hook_us_per_step"),
                      "high_per_tick": _mean(mine, "high_per_tick"),
+                     "medium_per_tick": _mean(mine, "medium_per_tick"),
                      "lowered_per_s": _mean(mine, "lowered_per_s")}
+    if "hifi-sleep" in out:
+        for s in out.values():
+            s["speedup_vs_hifi_sleep"] = s["rtf_mean"] / out["hifi-sleep"]["rtf_mean"]
     if "hifi" in out:
         base = out["hifi"]
         for s in out.values():
@@ -179,21 +194,54 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
 
 
 def table(summary: dict[str, dict[str, float]]) -> str:
-    head = (f"{'mode':12} {'RTF':>12} {'x hifi':>7} {'unloaded':>13} {'% load':>6} "
-            f"{'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9} "
-            f"{'hook us/step':>12} {'HIGH/tick':>9} {'lowered/s':>9}")
+    head = (f"{'mode':17} {'RTF':>12} {'x hifi':>7} {'x h-sleep':>9} {'unloaded':>13} "
+            f"{'% load':>6} {'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9} "
+            f"{'hook us/step':>12} {'HIGH/tick':>9} {'MED/tick':>8} {'lowered/s':>9}")
     lines = [head]
     for mode, s in summary.items():
-        lines.append(f"{mode:12} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
+        lines.append(f"{mode:17} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
                      f"{s.get('speedup_vs_hifi', float('nan')):7.2f} "
+                     f"{s.get('speedup_vs_hifi_sleep', float('nan')):9.2f} "
                      f"{s['unloaded_mean']:6.1f}+-{s['unloaded_std']:<5.1f}"
                      f"{s['unloaded_pct_mean']:6.1f} "
                      f"{s['rate_mean']:8.0f}+-{s['rate_std']:<6.0f}"
                      f"{s.get('rate_error_pct', float('nan')):6.1f} "
                      f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f} "
                      f"{s['hook_us_per_step']:12.1f} {s['high_per_tick']:9.1f} "
-                     f"{s['lowered_per_s']:9.1f}")
+                     f"{s['medium_per_tick']:8.1f} {s['lowered_per_s']:9.1f}")
     return "\n".join(lines)
+
+
+def issue23_targets(summary: dict[str, dict[str, float]],
+                    runs: list[dict[str, Any]]) -> list[str]:
+    """Issue 23's speed targets, each met or missed, for the modes of this run that it names
+    (labels ``adfi-3-sleep``, ``adfi-3-sleep/near``, ...): adfi-3-sleep at least 4x hifi-sleep,
+    adfi-3 at least level with hifi-sleep, the manager under 2 % of the step time with sleep on,
+    and the packets unloaded within the range of the hifi seeds."""
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    lines = []
+    base = summary.get("hifi-sleep")
+    for label, s in summary.items():
+        mode = label.split("/")[0]
+        if base is not None and mode in ("adfi-3-sleep", "adfi-3"):
+            need = 4.0 if mode == "adfi-3-sleep" else 1.0
+            x = s["speedup_vs_hifi_sleep"]
+            lines.append(f"{label} >= {need:g}x hifi-sleep: {x:.2f}x ({verdict(x >= need)})")
+        if mode.startswith("adfi") and mode.endswith("-sleep"):
+            pct = s["manager_overhead_pct"]
+            lines.append(f"{label} manager < 2 % of step time: {pct:.2f} % ({verdict(pct < 2)})")
+    hifi = [r["unloaded"] for r in runs if r["mode"] == "hifi"]
+    if hifi:
+        lo, hi = min(hifi), max(hifi)
+        for label, s in summary.items():
+            if label.split("/")[0] in ("adfi-3", "adfi-3-sleep"):
+                u = s["unloaded_mean"]
+                lines.append(f"{label} unloaded {u:.1f} within hifi's seeds [{lo}, {hi}]: "
+                             f"{verdict(lo <= u <= hi)}"
+                             + (" (one hifi seed: no spread)" if len(hifi) < 2 else ""))
+    return lines
 
 
 def plots(result: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -274,35 +322,39 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise TruckError(f"--modes: unknown mode(s) {', '.join(unknown)} "
                          f"(known: {', '.join(MODES)})")
-    stills = [c.strip() for c in (args.still or "").split(",") if c.strip()]
-    wrong = [c for c in stills if c not in STILL_CLOCKS]
-    if wrong:
-        raise TruckError(f"--still: unknown clock(s) {', '.join(wrong)} "
-                         f"(known: {', '.join(STILL_CLOCKS)})")
-    # (label, mode, still clock): manager modes once per clock asked for, hifi modes once
-    plan = [(m if m.startswith("hifi") or len(stills) < 2 else f"{m}/{c}", m, c)
-            for m in modes for c in (stills or [None])[:1 if m.startswith("hifi") else None]]
+    stills = _choices(args.still, STILL_CLOCKS, "--still", "clock")
+    mediums = _choices(getattr(args, "medium", ""), MEDIUM_RULES, "--medium", "rule")
+    # (label, mode, still clock, rule 3): manager modes once per clock and rule asked for, hifi
+    # modes once; a label names the options given more than one value
+    variants = [(c, r) for c in (stills or [None]) for r in (mediums or [None])]
+    plan = []
+    for m in modes:
+        for c, r in variants[:1] if m.startswith("hifi") else variants:
+            parts = [m] + ([c] if len(stills) > 1 and not m.startswith("hifi") else []) + (
+                [r] if len(mediums) > 1 and not m.startswith("hifi") else [])
+            plan.append(("/".join(parts), m, c, r))
     seeds = list(range(args.first_seed, args.first_seed + args.repeats))
     runs = []
     with tqdm(total=len(plan) * len(seeds) * args.duration, unit="sim s", file=sys.stderr,
               disable=args.no_progress, bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} sim s "
               "[{elapsed}<{remaining}]") as bar:
         for seed in seeds:  # modes side by side on each seed, so load drifts hit them alike
-            for label, mode, still in plan:
+            for label, mode, still, medium in plan:
                 bar.set_description(f"{args.scenario} {label} seed {seed}")
                 run_ = call("truck", {"scenario": args.scenario, "mode": mode, "seed": seed,
                                       "duration": args.duration, "tick_period": args.tick_period,
-                                      "still": still}, progress=bar)
+                                      "still": still, "medium": medium}, progress=bar)
                 runs.append({**run_, "mode": label})
-    labels = [label for label, _, _ in plan]
+    labels = [label for label, *_ in plan]
     summary = summarise(runs, labels)
     result = {"scenario": args.scenario, "duration": args.duration, "repeats": args.repeats,
-              "tick_period": args.tick_period, "still": stills,
+              "tick_period": args.tick_period, "still": stills, "medium": mediums,
               "seeds": seeds, "modes": labels, "summary": summary, "runs": runs,
               "machine": {"platform": platform.platform(), "python": platform.python_version(),
                           "processor": platform.processor()},
               "date": datetime.datetime.now().isoformat(timespec="seconds"),
               "command": " ".join(["simfid", "bench", "truck"] + sys.argv[3:])}
+    result["issue23_targets"] = issue23_targets(summary, runs)
     if args.plots:
         result["plots"] = [str(p) for p in plots(result, Path(args.plots))]
     if args.json:
@@ -311,6 +363,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"scenario {args.scenario}: {args.duration:g} s sim x {args.repeats} repeats (seeds "
               f"{seeds}), MuJoCo step {1e3 * 0.002:g} ms")
         print(table(summary))
+        for line in result["issue23_targets"]:
+            print(line)
         for p in result.get("plots", []):
             print(f"plot {p}")
     return 0
+
+
+def _choices(text: str | None, known: tuple[str, ...], flag: str, what: str) -> list[str]:
+    """The comma-separated values of ``flag``; TruckError naming the unknown ones."""
+    values = [v.strip() for v in (text or "").split(",") if v.strip()]
+    wrong = [v for v in values if v not in known]
+    if wrong:
+        raise TruckError(f"{flag}: unknown {what}(s) {', '.join(wrong)} "
+                         f"(known: {', '.join(known)})")
+    return values
