@@ -4,15 +4,15 @@ One *tick* of the main model (``step`` seconds of simulated time):
 
 1. the data source's messages up to the current time go to every model (:meth:`Model.input`) and
    action annotations to the triggers;
-2. the main model and every SERVICE model step, concurrently (the one that has cost the most CPU
-   so far in the conductor's thread, every other in its own persistent :class:`ServiceWorker`
-   thread, so no thread wake-up lies on the slowest model's path), and the conductor waits for all
-   of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so two engines really run in
-   parallel); a SERVICE model with its own ``period`` steps as often as its period fits. Right
-   after its own steps, each SERVICE model's values of the pairs it holds and others follow are
-   read, in the thread that stepped it, while the others may still be stepping (exact: a holder's
-   value does not change between its last step of the tick and the next tick; followers receive
-   it only after all steps);
+2. the main model and every SERVICE model step, concurrently (the one whose steps have taken the
+   longest so far in the conductor's thread, every other in its own persistent
+   :class:`ServiceWorker` thread, so no thread wake-up lies on the slowest model's path), and
+   the conductor waits for all of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so
+   two engines really run in parallel); a SERVICE model with its own ``period`` steps as often
+   as its period fits. Right after its own steps, each SERVICE model's values of the pairs it
+   holds and others follow are read, in the thread that stepped it, while the others may still
+   be stepping (exact: a holder's value does not change between its last step of the tick and
+   the next tick; followers receive it only after all steps);
 3. the clock ticks: every CLOCK model, each in its own thread, is woken; one still busy with an
    earlier step misses the tick (a *skip*, counted per model) and its time falls behind;
    FREE models step in their own threads at their own pace all along;
@@ -116,6 +116,7 @@ class Member:
     time: float = 0.0  # the model's own simulated time
     steps: int = 0
     cpu: float = 0.0  # CPU seconds of the threads that ran its steps (SERVICE models)
+    wall: float = 0.0  # wall seconds its steps took (SERVICE models)
     skips: int = 0  # clock ticks missed (CLOCK models)
     due: int = 0  # clock ticks accounted for (CLOCK models)
     held: tuple[Pair, ...] = ()
@@ -473,10 +474,11 @@ class Conductor:
         self._handle_signals()
 
     def _choose_inline(self) -> None:
-        """Step the SERVICE model that has cost the most CPU so far in the conductor's own
-        thread from now on: the others' workers start and finish within its steps, so the tick
-        waits for no wake-up of a thread."""
-        slowest = max(self._service, key=lambda m: m.cpu)
+        """Step the SERVICE model whose steps have taken the longest so far (wall time: a model
+        waiting for another process costs little CPU) in the conductor's own thread from now on:
+        the others' workers start and finish within its steps, so the tick waits for no wake-up
+        of a thread."""
+        slowest = max(self._service, key=lambda m: m.wall)
         if slowest is not self._service[-1]:
             self._service.remove(slowest)
             self._service.append(slowest)
@@ -508,7 +510,7 @@ class Conductor:
         """Step a SERVICE model ``n`` times, then read its values of the pairs others follow
         (in the thread that stepped it)."""
         period = self._period(member)
-        cpu = _time.thread_time()
+        cpu, wall = _time.thread_time(), _time.perf_counter()
         for _ in range(n):
             try:
                 member.model.step(period)
@@ -518,6 +520,7 @@ class Conductor:
             member.steps += 1
             member.time = member.steps * period
         member.cpu += _time.thread_time() - cpu
+        member.wall += _time.perf_counter() - wall
         values = member.values
         for pair in member.exported:
             values[pair] = member.model.value(*pair)
