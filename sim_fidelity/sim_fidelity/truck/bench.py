@@ -12,7 +12,9 @@ real-time factor (sim time / wall time), packets unloaded and the unload rate (p
 their spread over repeats, the absolute percent error of the mean rate against ``hifi``, the
 manager's time per tick and as a share of the physics step time, HIGH and MEDIUM packets per
 tick, the packets lowered from HIGH per sim second, the speed-up against ``hifi-sleep``, and the
-targets of issue 23 met or not (the table's last lines).
+targets of issue 23 met or not (the table's last lines). Beside the wall-clock figures, the same
+ratios on this thread's CPU time (``cpu x h-sleep``: sim time per CPU second against hifi-sleep's;
+``mgr %cpu``: the tick's CPU time against the steps'), which a loaded machine disturbs less.
 
     simfid bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-2,adfi-3 --duration 60 \\
         --repeats 3 [--still steps,ticks] [--medium all,near] [--first-seed 0] [--json] \\
@@ -109,23 +111,26 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
                                      settle=DECISION_SETTLE)
     steps = max(1, int(round(CONTROL_PERIOD / sim.step_size)))
     tick_every = max(1, int(round(tick_period / CONTROL_PERIOD)))
-    step_wall = 0.0
+    step_wall = step_cpu = tick_cpu = 0.0  # CPU: this thread's time (MuJoCo steps in it)
     periods = 0
     samples: list[dict[str, float]] = []
     window = (sim.time, 0.0, 0)
     report = None
     with manager:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         reached = sim.time  # sim time before the last step (a divergence resets the clock)
         while sim.time < duration - 1e-9 and not sim.divergences:  # after a reset: stop
             controller.tick()
             reached = sim.time
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             sim.step(steps)
             step_wall += time.perf_counter() - t0
+            step_cpu += time.thread_time() - c0
             periods += 1
             if periods % tick_every == 0:
+                c0 = time.thread_time()
                 report = meter.tick()
+                tick_cpu += time.thread_time() - c0
             if sim.time - window[0] >= SAMPLE_PERIOD - 1e-9 and report is not None:
                 wall = time.perf_counter() - start
                 samples.append({"time": round(sim.time, 4),
@@ -134,7 +139,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
                 if progress is not None:
                     progress.update(sim.time - window[0])
                 window = (sim.time, wall, 0)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.thread_time() - start_cpu
         if not sim.divergences:
             reached = sim.time
     hook_wall = meter.hook.wall if meter.hook is not None else 0.0
@@ -149,6 +154,8 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
             "step_wall": step_wall - hook_wall, "manager_wall": manager_wall, "ticks": ticks,
             "manager_us_per_tick": 1e6 * manager_wall / max(ticks, 1),
             "manager_overhead_pct": 100.0 * manager_wall / max(step_wall - hook_wall, 1e-12),
+            "cpu": cpu, "rtf_cpu": reached / max(cpu, 1e-12),
+            "manager_cpu_pct": 100.0 * tick_cpu / max(step_cpu, 1e-12),
             "hook_us_per_step": 1e6 * hook_wall / max(physics_steps, 1),
             "high_per_tick": meter.high / max(ticks, 1),
             "medium_per_tick": meter.medium / max(ticks, 1),
@@ -169,8 +176,12 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
         mine = [r for r in runs if r["mode"] == mode]
         rate = np.array([r["rate_per_hour"] for r in mine])
         rtf = np.array([r["rtf"] for r in mine])
+        rtf_cpu = np.array([r.get("rtf_cpu", np.nan) for r in mine])
         unloaded = np.array([r["unloaded"] for r in mine], float)
         out[mode] = {"rtf_mean": float(rtf.mean()), "rtf_std": float(rtf.std()),
+                     "rtf_cpu_mean": float(rtf_cpu.mean()),
+                     "manager_cpu_pct": float(np.mean([r.get("manager_cpu_pct", np.nan)
+                                                       for r in mine])),
                      "unloaded_mean": float(unloaded.mean()), "unloaded_std": float(unloaded.std()),
                      "unloaded_pct_mean": _mean(mine, "unloaded_pct"),
                      "rate_mean": float(rate.mean()), "rate_std": float(rate.std()),
@@ -183,6 +194,8 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
     if "hifi-sleep" in out:
         for s in out.values():
             s["speedup_vs_hifi_sleep"] = s["rtf_mean"] / out["hifi-sleep"]["rtf_mean"]
+            s["cpu_speedup_vs_hifi_sleep"] = (s["rtf_cpu_mean"]
+                                              / out["hifi-sleep"]["rtf_cpu_mean"])
     if "hifi" in out:
         base = out["hifi"]
         for s in out.values():
@@ -196,7 +209,8 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[st
 def table(summary: dict[str, dict[str, float]]) -> str:
     head = (f"{'mode':17} {'RTF':>12} {'x hifi':>7} {'x h-sleep':>9} {'unloaded':>13} "
             f"{'% load':>6} {'rate [1/h]':>15} {'err %':>6} {'mgr us/tick':>11} {'mgr %step':>9} "
-            f"{'hook us/step':>12} {'HIGH/tick':>9} {'MED/tick':>8} {'lowered/s':>9}")
+            f"{'hook us/step':>12} {'HIGH/tick':>9} {'MED/tick':>8} {'lowered/s':>9} "
+            f"{'cpu x h-sleep':>13} {'mgr %cpu':>8}")
     lines = [head]
     for mode, s in summary.items():
         lines.append(f"{mode:17} {s['rtf_mean']:6.3f}+-{s['rtf_std']:<5.3f}"
@@ -208,7 +222,9 @@ def table(summary: dict[str, dict[str, float]]) -> str:
                      f"{s.get('rate_error_pct', float('nan')):6.1f} "
                      f"{s['manager_us_per_tick']:11.0f} {s['manager_overhead_pct']:9.2f} "
                      f"{s['hook_us_per_step']:12.1f} {s['high_per_tick']:9.1f} "
-                     f"{s['medium_per_tick']:8.1f} {s['lowered_per_s']:9.1f}")
+                     f"{s['medium_per_tick']:8.1f} {s['lowered_per_s']:9.1f} "
+                     f"{s.get('cpu_speedup_vs_hifi_sleep', float('nan')):13.2f} "
+                     f"{s['manager_cpu_pct']:8.2f}")
     return "\n".join(lines)
 
 
