@@ -292,7 +292,7 @@ class IslandParallelEngine(MujocoEngine):
         if 0 <= n < self._room - self._pending and not self._touched and not self.hooks:
             self._pending += n  # the chunk is not full yet
             return
-        if self.threads == 0:
+        if self._plain:
             super().step(n)
             return
         if n < 0:
@@ -312,9 +312,6 @@ class IslandParallelEngine(MujocoEngine):
         """The serial engine's step on the whole world; with more than one unit and thread,
         checked for groups that have parted (:meth:`_split_interval`)."""
         self._whole_steps += n
-        if self.threads == 1 or len(self._unit_names) < 2:
-            MujocoEngine.step(self, n)
-            return
         every = self._split_interval()
         while n > 0:
             k = min(n, self._due(every))
@@ -553,6 +550,8 @@ class IslandParallelEngine(MujocoEngine):
                 continue
             tops.setdefault(top, len(tops))
         self._unit_names = list(tops)
+        # serial, one thread or one unit: never more than one part, the serial engine's step
+        self._plain = self.threads <= 1 or len(tops) < 2
         unit = np.full(m.nbody, -1, int)
         for b, name in enumerate(names):
             top = name.split("::", 1)[0]
