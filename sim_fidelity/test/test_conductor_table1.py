@@ -241,7 +241,30 @@ def test_config_files_build_the_ensembles_of_setups_2_and_3():
     split, _ = build_conductor(folder / "table1_split_50.yaml")
     assert list(single.models) == ["main"]
     assert isinstance(split.model("particles"), ParticleSimulation)
+    cg = mujoco.mjtSolver.mjSOL_CG
+    assert single.model("main").sim.model.opt.solver == cg
+    particle_options = split.model("particles").sim.model.opt
+    assert particle_options.solver == cg
+    assert particle_options.tolerance == table1.PARTICLE_TOLERANCE
+    assert split.model("main").sim.model.opt.tolerance == mujoco.MjOption().tolerance
     for conductor in (single, split):
         assert conductor.step_size == scene.STEP
         assert conductor.responsibilities.holders() == {
             ("cup", POSE): "main", ("cup", TWIST): "main", ("cup", COLLISION): "main"}
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ({"solver": "Simplex"}, "'solver' must be one of PGS, CG, Newton; got 'Simplex'"),
+    ({"tolerance": "tight"}, "'tolerance' must be a number in \\[0, 1\\)"),
+    ({"tolerance": 2}, "'tolerance' must be a number in \\[0, 1\\)"),
+])
+def test_bad_solver_parameters_name_the_model_and_the_parameter(parameters, message):
+    from sim_fidelity.model_conductor.conductor import Conductor
+    from sim_fidelity.model_conductor.errors import ModelError
+    from sim_fidelity.model_conductor.simulation_model import SimulatorModel
+
+    conductor = Conductor(step=scene.STEP)
+    conductor.register(SimulatorModel("particles"), main=True, parameters={
+        "world": str(data_dir("worlds") / "conductor_particles_50.sdf"), **parameters})
+    with pytest.raises(ModelError, match=f"particles.*{message}"):
+        conductor.initialise()

@@ -33,6 +33,8 @@ from ..simulator.protocol import EntityKind, Lever, Simulator
 from .errors import ModelError
 from .model import COLLISION, POSE, TWIST, Model, Requirement, RequirementKind, Stepping
 
+SOLVERS = ("PGS", "CG", "Newton")  # the config's names of MuJoCo's constraint solvers
+
 
 def twist_between(a: np.ndarray, b: np.ndarray, dt: float) -> np.ndarray:
     """The constant world twist ``(6,)`` that moves pose ``a`` to pose ``b`` in ``dt``."""
@@ -52,7 +54,8 @@ class SimulatorModel(Model):
 
     Given no ``simulator``, it needs the config parameter ``world`` (an SDF file) and loads it in
     an in-process engine at initialisation (optional parameters: ``step_size``, ``entities``, a
-    regex of the models it represents, and ``joints``).
+    regex of the models it represents, ``joints``, and MuJoCo's constraint ``solver`` (one of
+    :data:`SOLVERS`) and its ``tolerance``, which SDF cannot state).
     """
 
     def __init__(self, name: str, simulator: Simulator | None = None, *,
@@ -80,7 +83,9 @@ class SimulatorModel(Model):
         return {"world": Requirement(RequirementKind.PATH, "world"),
                 "step_size": Requirement(RequirementKind.VALUE, "step_size", optional=True),
                 "entities": Requirement(RequirementKind.VALUE, "entities", optional=True),
-                "joints": Requirement(RequirementKind.VALUE, "joints", optional=True)}
+                "joints": Requirement(RequirementKind.VALUE, "joints", optional=True),
+                "solver": Requirement(RequirementKind.VALUE, "solver", optional=True),
+                "tolerance": Requirement(RequirementKind.VALUE, "tolerance", optional=True)}
 
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         if self.sim is not None:
@@ -92,6 +97,7 @@ class SimulatorModel(Model):
             raise ModelError(self.name, f"world file '{world}' does not exist")
         step = parameters.get("step_size")
         self.sim = MujocoEngine.from_file(world, step_size=float(step) if step else None)
+        self._solver_options(parameters.get("solver"), parameters.get("tolerance"))
         if parameters.get("entities"):
             self._pattern = str(parameters["entities"])
         if parameters.get("joints"):
@@ -101,6 +107,26 @@ class SimulatorModel(Model):
                                  f"controller plugins; got {joints!r}")
             self._joints = {str(k): str(v) for k, v in joints.items()}
         self._index()
+
+    def _solver_options(self, solver: Any, tolerance: Any) -> None:
+        """MuJoCo's constraint solver and tolerance from the config (None: the engine's)."""
+        import mujoco
+
+        options = self.sim.model.opt
+        if solver is not None:
+            if str(solver) not in SOLVERS:
+                raise ModelError(self.name, f"parameter 'solver' must be one of "
+                                 f"{', '.join(SOLVERS)}; got {solver!r}")
+            options.solver = getattr(mujoco.mjtSolver, f"mjSOL_{str(solver).upper()}")
+        if tolerance is not None:
+            try:
+                value = float(tolerance)
+            except (TypeError, ValueError):
+                value = -1.0
+            if not 0 <= value < 1:
+                raise ModelError(self.name, "parameter 'tolerance' must be a number in [0, 1) "
+                                 f"(MuJoCo's relative-improvement stop); got {tolerance!r}")
+            options.tolerance = value
 
     def _index(self) -> None:
         sim = self.sim
