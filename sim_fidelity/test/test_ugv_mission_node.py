@@ -54,7 +54,11 @@ def test_mission_node_drives_the_vehicle_through_sim_server(tmp_path) -> None:
         first = list(rows)[0]
         assert first.layout.dim[0].label == ",".join(INSTRUMENTATION)
         times = np.array([r.data[0] for r in list(rows)[:5]])
-        np.testing.assert_allclose(np.diff(times), 2.0, atol=0.15)  # 0.5 Hz of sim time
+        # 0.5 Hz of sim time on a fixed schedule: a row comes with the first control tick at or
+        # after its due time, which a loaded machine delays (a late /clock), without the delays
+        # adding up (seen: intervals 1.974, 2.002, 2.0, 2.212 s)
+        np.testing.assert_array_equal(np.round(np.diff(times) / 2.0), 1.0)
+        assert (times[-1] - times[0]) / 4 == pytest.approx(2.0, abs=0.1), times
         assert wait_for(lambda: len(rewards) >= 4, 60.0), f"{len(rewards)} rewards"
         assert all(r.data == 0.0 for r in list(rewards)[:4])
         assert stop(mission) == 0, logs()
