@@ -642,6 +642,8 @@ class Conductor:
                 self._signals.put(Signal("output", member.name, output, self.time))
 
     def _handle_signals(self) -> None:
+        if self._signals.empty():  # most ticks: nothing to handle
+            return
         handled = 0
         while True:
             try:
