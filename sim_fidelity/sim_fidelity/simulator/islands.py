@@ -22,7 +22,7 @@ Refine = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 
 MIN_PAD = 0.001  # metres every unit's reach is grown by: contact margins and round-off
 ROW_CHUNK = 256  # geoms per block of the all-pairs gap computation
-GROWTH = 1.5  # speed bounds are this many times the speed now: the margin for acceleration
+GROWTH = 1.25  # speed bounds are this many times the speed now: the margin for acceleration
 _NEXT, _LAST = [1, 2, 0], [2, 0, 1]  # axis orders of a cross product
 
 
