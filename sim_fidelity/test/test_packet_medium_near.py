@@ -1,6 +1,6 @@
 """The packet signaler's rule 3 with ``medium: near``: while a HIGH packet reaches out of the
-robot box, only the packets it can reach by the next tick stay MEDIUM (the paper's ``all`` keeps
-every one MEDIUM); with none reaching out both rules give LOW."""
+robot box, only the packets it (or the robot) can reach by the next tick stay MEDIUM (the paper's
+``all`` keeps every one MEDIUM); with none reaching out both rules give LOW."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,6 +48,14 @@ def test_only_packets_near_one_reaching_out_stay_medium(sim):
     assert levels(near, 0.0, [0.95, 1.19, 3.0]) == [H, M, L]
     # box 1 starts at 1.11, beyond the margin: LOW
     assert levels(near, 0.04, [0.95, 1.21, 3.0]) == [H, L, L]
+
+
+def test_packets_by_the_robot_box_stay_medium_while_one_reaches_out(sim):
+    near = signaler(sim, medium="near", near_margin=0.05)
+    # box 0 reaches out on the -x side; box 1 (from 1.02) lies within 5 cm of the box's +x face
+    assert levels(near, 0.0, [-0.95, 1.12, 3.0]) == [H, M, L]
+    # nothing reaches out: LOW by the box too, as under the paper's rule
+    assert levels(near, 0.04, [-0.85, 1.12, 3.0], current=(H, M, L)) == [H, L, L]
 
 
 def test_reach_grows_with_speed_over_a_tick(sim):

@@ -18,7 +18,8 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    that such a packet can reach before the next tick are MEDIUM, the rest LOW: those whose AABB
    overlaps the AABB of a HIGH packet reaching out of the box grown by ``near_margin`` plus twice
    the distance that packet travels at its present speed in one tick (the time since the last
-   update). Both give the same levels when no HIGH packet reaches out. "HIGH" counts packets that
+   update), or the robot's inflated box grown by ``near_margin`` (the robot is dynamic too). Both
+   give the same levels when no HIGH packet reaches out. "HIGH" counts packets that
    are HIGH now (including ones held HIGH by the user, or lowered in this very tick) as well as
    those going HIGH: a batch being lowered passes through MEDIUM (or LOW, far from anything
    dynamic) for one tick.
@@ -172,18 +173,18 @@ class PacketSignaler(Signaler):
             self.last_update = t
         else:
             dynamic = high | (current == HIGH)  # HIGH after this tick, or until it, or held
-            levels = np.where(high, HIGH, self._below_high(t, dynamic & ~inside, lo, hi, twists)
-                              ).astype(LEVEL_DTYPE)
+            levels = np.where(high, HIGH, self._below_high(
+                t, dynamic & ~inside, lo, hi, twists, (box_lo, box_hi))).astype(LEVEL_DTYPE)
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
             # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
             self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
         return levels
 
     def _below_high(self, t: float, reaching: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                    twists: np.ndarray) -> np.ndarray | int:
+                    twists: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray | int:
         """Rule 3: the level of each packet not HIGH, given the dynamic packets ``reaching`` out
-        of the box: LOW when none does; else MEDIUM for all (``medium: all``) or for those near
-        one of them (``near``)."""
+        of the robot ``box``: LOW when none does; else MEDIUM for all (``medium: all``) or for
+        those near one of them or the box (``near``)."""
         p = self.params
         tick = t - self.last_update if t > self.last_update else 0.0
         self.last_update = t
@@ -194,7 +195,9 @@ class PacketSignaler(Signaler):
             return MEDIUM
         speed = np.sqrt(row_sums(twists[len(self.robot) + out, :3] ** 2))
         grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
-        a_lo, a_hi = lo[out] - grow, hi[out] + grow  # (k, 3) reach of each such packet
+        margin = p["near_margin"]
+        a_lo = np.vstack([lo[out] - grow, box[0] - margin])  # (k + 1, 3): the reach of each
+        a_hi = np.vstack([hi[out] + grow, box[1] + margin])  # such packet, then the robot's
         # packets within the union of the reaches first (one pass), then each against each reach;
         # when many reach out (the tick after a refresh) the union alone, a superset, decides
         cand = np.flatnonzero(all3((hi > a_lo.min(axis=0)) & (lo < a_hi.max(axis=0))))
@@ -203,7 +206,7 @@ class PacketSignaler(Signaler):
             levels[cand] = MEDIUM
             return levels
         c_lo, c_hi = lo[cand], hi[cand]
-        near = np.ones((len(cand), len(out)), bool)  # (candidate, reach): boxes overlap
+        near = np.ones((len(cand), len(a_lo)), bool)  # (candidate, reach): boxes overlap
         for axis in range(3):
             near &= (c_hi[:, axis, None] > a_lo[:, axis]) & (c_lo[:, axis, None] < a_hi[:, axis])
         levels[cand[near.any(axis=1)]] = MEDIUM
