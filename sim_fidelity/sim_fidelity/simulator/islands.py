@@ -9,7 +9,10 @@ can they touch, so groups are the islands that may form within the horizon (a co
 superset of MuJoCo's constraint islands). Groups are dealt out to parts, contiguous along the axis
 of widest spread, so that groups that may meet next are likely in one part already. The same
 bound gives the time until units of different parts could touch at the earliest: the engine
-checks again before then. Pure numpy; imports nothing of MuJoCo.
+checks again before then. Speed bounds are :data:`GROWTH` times the speed of a geom's fastest
+point now; gap bounds may be raised to exact distances by the caller (``refine``), and the part
+of a separation across gravity is closed by speed alone (:func:`across_gravity_time`). Pure
+numpy; imports nothing of MuJoCo.
 """
 from __future__ import annotations
 

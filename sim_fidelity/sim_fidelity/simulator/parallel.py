@@ -1,23 +1,30 @@
 """Island-parallel stepping: the embedded engine with independent parts of the scene stepped in
-worker threads (paper 002's "threaded islands", on MuJoCo).
+threads (paper 002's "threaded islands", on MuJoCo).
 
 :class:`IslandParallelEngine` is a :class:`~.engine.MujocoEngine` whose physics steps run on
-``threads`` worker threads. The scene's units (top-level non-static models, :mod:`.islands`) are
-grouped by whether they may touch before the next check and dealt out to at most ``threads``
-*parts*; each part is a MuJoCo model of its units plus every static model, compiled from the same
-spec, with its own ``MjData``, stepped by its own thread (MuJoCo's ``mj_step`` releases the GIL).
-Before units of two parts could touch (a bound from their gaps and speeds, :mod:`.islands`) the
-groups are recomputed from the parts' geometry and speeds: when units of two parts may meet within
-the grouping horizon, or a group has parted and the parts are out of balance, the state is
+``threads`` threads: the caller's and ``threads - 1`` persistent workers. The scene's units
+(top-level non-static models, :mod:`.islands`) are grouped by whether they may touch soon and
+dealt out to at most ``threads`` *parts*; each part is a MuJoCo model of its units plus every
+static model, compiled from the same spec, with its own ``MjData``. One part is no part: the whole
+world then takes the serial engine's step.
+
+Steps run in *chunks*: ``step()`` calls are deferred until a chunk is full or the world is read,
+then every part runs the chunk's steps in one ``mj_step(m, d, nstep)`` call (the bindings release
+the GIL for all of them). A chunk lasts until units of two parts could touch at the earliest (a
+bound from their gaps and speeds, exact distances for the nearest pairs) and ends at the latest
+at the next multiple of ``max_interval`` steps. After each chunk the parts are checked: a chunk
+that let two parts' units come within contact distance, or in which a geom outran its speed
+bound, is undone and run again (merged, or in shorter chunks). When units of two parts may meet
+within the grouping horizon, or a group has parted and the parts are out of balance, the state is
 gathered into the whole world's ``MjData``, the parts are rebuilt (compiled models are cached by
 their set of units) and the state is scattered again, exactly (``qpos``, ``qvel``, ``act``,
 controls and the solver's warm start are copied, not recomputed).
 
 The rest of the project sees one world: the whole model and data stay the engine's ``model`` and
-``data``; reading either gathers the parts' state first, and the next step scatters the world's
-state and its model parameters (lever flags, masses, friction, damping, gains, gravity) to the
-parts. ``threads=0`` is the plain serial engine (the control). Step hooks, when there are any,
-see the gathered world after every step.
+``data``; reading either runs the deferred steps and gathers the parts' state first, and the next
+step scatters the world's state and its model parameters (lever flags, masses, friction, damping,
+gains, gravity) to the parts. ``threads=0`` is the plain serial engine (the control). Step hooks,
+when there are any, see the gathered world after every step.
 """
 from __future__ import annotations
 
@@ -105,6 +112,7 @@ class Checked(NamedTuple):
                    m.geom_type[geoms] == int(mujoco.mjtGeom.mjGEOM_SPHERE))
 
     def motion(self, d: mujoco.MjData) -> Motion:
+        """Where the geoms are in ``d`` (its last forward pass) and how fast they may move."""
         xpos = d.geom_xpos[self.geoms]
         xmat = d.geom_xmat[self.geoms]
         lo, hi = islands.geom_boxes(xpos, xmat, self.aabb)
