@@ -4,8 +4,8 @@ One *tick* of the main model (``step`` seconds of simulated time):
 
 1. the data source's messages up to the current time go to every model (:meth:`Model.input`) and
    action annotations to the triggers;
-2. the main model and every SERVICE model step, concurrently (the one whose steps have taken the
-   longest so far in the conductor's thread, every other in its own persistent
+2. the main model and every SERVICE model step, concurrently (the one whose steps have cost the
+   most CPU so far in the conductor's thread, every other in its own persistent
    :class:`ServiceWorker` thread, so no thread wake-up lies on the slowest model's path), and
    the conductor waits for all of them (lock step: MuJoCo's ``mj_step`` releases the GIL, so
    two engines really run in parallel); a SERVICE model with its own ``period`` steps as often
@@ -116,7 +116,6 @@ class Member:
     time: float = 0.0  # the model's own simulated time
     steps: int = 0
     cpu: float = 0.0  # CPU seconds of the threads that ran its steps (SERVICE models)
-    wall: float = 0.0  # wall seconds its steps took (SERVICE models)
     skips: int = 0  # clock ticks missed (CLOCK models)
     due: int = 0  # clock ticks accounted for (CLOCK models)
     held: tuple[Pair, ...] = ()
@@ -474,11 +473,13 @@ class Conductor:
         self._handle_signals()
 
     def _choose_inline(self) -> None:
-        """Step the SERVICE model whose steps have taken the longest so far (wall time: a model
-        waiting for another process costs little CPU) in the conductor's own thread from now on:
-        the others' workers start and finish within its steps, so the tick waits for no wake-up
-        of a thread."""
-        slowest = max(self._service, key=lambda m: m.wall)
+        """Step the SERVICE model whose steps have cost the most CPU so far in the conductor's own
+        thread from now on: the others' workers start and finish within its steps, so the tick
+        waits for no wake-up of a thread. CPU, not wall time: on a loaded machine a short step
+        in a worker that is preempted takes longer in wall time than the long one (a model that
+        waits for another process costs little CPU and stays in a worker: one wake-up more on
+        its wait)."""
+        slowest = max(self._service, key=lambda m: m.cpu)
         if slowest is not self._service[-1]:
             self._service.remove(slowest)
             self._service.append(slowest)
@@ -510,7 +511,7 @@ class Conductor:
         """Step a SERVICE model ``n`` times, then read its values of the pairs others follow
         (in the thread that stepped it)."""
         period = self._period(member)
-        cpu, wall = _time.thread_time(), _time.perf_counter()
+        cpu = _time.thread_time()
         for _ in range(n):
             try:
                 member.model.step(period)
@@ -520,7 +521,6 @@ class Conductor:
             member.steps += 1
             member.time = member.steps * period
         member.cpu += _time.thread_time() - cpu
-        member.wall += _time.perf_counter() - wall
         values = member.values
         for pair in member.exported:
             values[pair] = member.model.value(*pair)
