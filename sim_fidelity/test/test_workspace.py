@@ -129,7 +129,10 @@ def workspace(tmp_path_factory) -> dict:
     assert command[:2] == ["colcon", "build"], command
     env = underlay_env()
     assert shutil.which("colcon", path=env["PATH"]) == str(VENV / "bin" / "colcon")
-    # ~30 s on two quiet cores; a machine with a load of 40 compiled for more than 900 s
+    # colcon runs make with -j<cores> -l<cores> unless MAKEFLAGS sets -j: the load limit made the
+    # compile serial whenever other tests ran beside it (a load above the core count)
+    env["MAKEFLAGS"] = f"-j{os.cpu_count() or 1}"
+    # ~90 s on two quiet cores; a machine with a load of 40 compiled for more than 900 s
     build = subprocess.run(command, cwd=ws, env=env, capture_output=True, text=True,
                            timeout=1800, check=False)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
