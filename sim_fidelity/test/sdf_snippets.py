@@ -1,6 +1,9 @@
 """Small SDF scenes shared by the engine, server and manager tests."""
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
 from sim_fidelity.world_generators.sdf_text import (  # noqa: F401 (re-exported)
     ball_model,
     box_model,
@@ -9,6 +12,18 @@ from sim_fidelity.world_generators.sdf_text import (  # noqa: F401 (re-exported)
 )
 
 GROUND = ground_plane("ground")
+
+
+def world_keeping(source: Path, path: Path, prefix: str, keep: list[str]) -> Path:
+    """``source`` written to ``path`` without the models named ``prefix...`` other than ``keep``."""
+    tree = ET.parse(source)
+    world_element = tree.getroot().find("world")
+    for model in world_element.findall("model"):
+        name = model.get("name")
+        if name.startswith(prefix) and name not in keep:
+            world_element.remove(model)
+    tree.write(path)
+    return path
 
 
 def servo_pendulum(name: str = "arm", target: float = 0.5) -> str:

@@ -10,11 +10,9 @@ sim_server's world). One process pair for the module.
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
 from ros_processes import REPO, Probe, next_domain, start_node, stop, wait_for
+from sdf_snippets import world_keeping
 
 pytest.importorskip("gazebo_msgs.srv", reason="interface packages not built")
 from gazebo_msgs.srv import GetModelProperties  # noqa: E402
@@ -31,23 +29,13 @@ PLUNGER_TREES = 45
 WAIT_S = 120.0  # sim_server loads the robot's model again for each static copy; under load
 
 
-def small_truck(path: Path) -> Path:
-    """truck_A.sdf with every packet but PACKETS taken out."""
-    tree = ET.parse(WORLD)
-    world = tree.getroot().find("world")
-    for model in world.findall("model"):
-        if model.get("name").startswith("packet_") and model.get("name") not in PACKETS:
-            world.remove(model)
-    tree.write(path)
-    return path
-
-
 @pytest.fixture(scope="module")
 def truck(tmp_path_factory):
     """sim_server (gazebo_msgs, no levers) and the manager on truck.yaml with backend:=classic;
     yields the probe, the manager's process and its log."""
     folder = tmp_path_factory.mktemp("classic_truck")
-    domain, world = next_domain(), small_truck(folder / "truck_small.sdf")
+    domain = next_domain()
+    world = world_keeping(WORLD, folder / "truck_small.sdf", "packet_", PACKETS)
     server = start_node("sim_fidelity.simulator.ros.server",
                         {"world": world, "paused": False, "real_time_factor": 1.0,
                          "interfaces": "gazebo_msgs", "serve_levers": False}, domain,

@@ -5,11 +5,9 @@ client, which lowers boxes by static copies and gives every one back on SIGINT.
 The world is stack_test with two of its boxes: a static copy is a delete and a spawn, each a
 recompilation of sim_server's model, and the manager's restore has a budget of 2.5 s.
 """
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
 from ros_processes import REPO, Probe, next_domain, start_node, stop, wait_for
+from sdf_snippets import world_keeping
 
 pytest.importorskip("gazebo_msgs.srv", reason="interface packages not built")
 from gazebo_msgs.srv import GetModelProperties  # noqa: E402
@@ -20,17 +18,6 @@ from sim_fidelity_interfaces.msg import FidelitySummary  # noqa: E402
 WORLD = REPO / "worlds" / "stack_test.sdf"
 CONFIG = REPO / "config" / "stack_test.yaml"
 BOXES = ["box_0_0_0", "box_0_0_1"]
-
-
-def small_world(path: Path) -> Path:
-    """stack_test.sdf with only the robot, the ground and ``BOXES``."""
-    tree = ET.parse(WORLD)
-    world = tree.getroot().find("world")
-    for model in world.findall("model"):
-        if model.get("name").startswith("box_") and model.get("name") not in BOXES:
-            world.remove(model)
-    tree.write(path)
-    return path
 
 
 def static_boxes(probe: Probe, strict: bool = True) -> list[str]:
@@ -51,7 +38,7 @@ def static_boxes(probe: Probe, strict: bool = True) -> list[str]:
 
 
 def test_classic_backend_lowers_and_restores(tmp_path):
-    domain, world = next_domain(), small_world(tmp_path / "stack_small.sdf")
+    domain, world = next_domain(), world_keeping(WORLD, tmp_path / "stack_small.sdf", "box_", BOXES)
     server = start_node("sim_fidelity.simulator.ros.server",
                         {"world": world, "paused": False, "real_time_factor": 1.0,
                          "interfaces": "gazebo_msgs", "serve_levers": False}, domain,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_fidelity_still_steps import floating_world, levels, manager
+from still_cases import floating_world, levels, manager
 
 from sim_fidelity.fidelity_manager import Level
 
@@ -20,7 +20,7 @@ LINEAR, ANGULAR = 0.01, 0.05  # the packet signaler's default thresholds
 ], ids=["vx", "vy", "vz", "wx", "wy", "wz", "slow-vz", "slow-wz"])
 def test_motion_along_any_one_component_keeps_a_packet_high(axis, speed, still):
     sim = floating_world()  # no gravity: a packet keeps the twist it is given
-    with manager(sim, "steps") as m:
+    with manager(sim, still_clock="steps") as m:
         m.tick()
         twist = np.zeros((1, 6))
         twist[0, axis] = speed

@@ -9,34 +9,15 @@ import time
 
 import numpy as np
 import pytest
-from test_fidelity_still_steps import floating_world, levels, manager
+from still_cases import floating_world, levels, manager, zero_g
 
-from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
+from sim_fidelity.fidelity_manager import Level
 from sim_fidelity.fidelity_manager.signalers.stillness import StepStillness
-from sim_fidelity.simulator.engine import MujocoEngine
-from sim_fidelity.world_generators.sdf_text import box_model, world
+from sim_fidelity.world_generators.sdf_text import box_model
 
 H, M = Level.HIGH, Level.MEDIUM
 LINEAR, ANGULAR = 0.01, 0.05  # the packet signaler's default thresholds
 INSIDE = np.array([[0.3, 0, 0, 0, 0, 0, 1]])  # a pose in the robot box of floating_world
-
-
-def zero_g(*models: str) -> MujocoEngine:
-    sdf = world("floating", *models, step=0.002)
-    return MujocoEngine.from_string(sdf.replace("<gravity>0 0 -9.81</gravity>",
-                                                "<gravity>0 0 0</gravity>"))
-
-
-def slow_manager(sim: MujocoEngine, still_steps: int) -> FidelityManager:
-    """floating_world's manager, but a packet is lowered after ``still_steps`` still steps."""
-    config = FidelityConfig.from_dict({
-        "signalers": {"packets": {
-            "type": "packet", "robot": "robot", "robot_half_extents": [0.5, 0.5, 0.5],
-            "half_extents": [0.1, 0.1, 0.1], "inflation": 0.5, "still_steps": still_steps}},
-        "trees": {"boxes": {"signaler": "packets", "name": "{key}",
-                            "objects": [{"type": "shape", "pattern": r"(box_\d)"}]}},
-        "presets": {"on": {}}, "default_preset": "on"})
-    return FidelityManager(sim, config)
 
 
 @pytest.mark.parametrize("back", [0, 1], ids=["box_0-back", "box_1-back"])
@@ -47,7 +28,7 @@ def test_a_packet_back_from_the_robot_box_counts_its_own_still_steps_from_zero(b
     sim = floating_world()
     other = 1 - back
     home = sim.get_states([f"box_{back}"])[0]
-    with slow_manager(sim, 10) as m:
+    with manager(sim, still_steps=10) as m:
         m.tick()
         sim.set_states([f"box_{back}"], INSIDE)
         sim.step(6)
@@ -71,7 +52,7 @@ def test_counting_follows_the_packets_when_a_recompile_moves_their_addresses():
     sim = zero_g(box_model("robot", 0.0, 0.0, 0.0, 1.0, static=True),
                  box_model("crate", 0.0, 5.0, 0.0, 0.2),
                  box_model("box_0", 3.0, 0.0, 0.0, 0.2), box_model("box_1", 4.0, 0.0, 0.0, 0.2))
-    with manager(sim, "steps") as m:
+    with manager(sim, still_clock="steps") as m:
         m.tick()
         assert levels(m) == [H, H]
         sim.delete("crate")
@@ -87,7 +68,7 @@ def test_a_packet_moving_exactly_at_a_threshold_is_not_still(clock, axis, speed)
     """The thresholds are speeds "below which a packet is still": at exactly the threshold it is
     moving, counted in steps or in ticks alike."""
     sim = floating_world()
-    with manager(sim, clock) as m:
+    with manager(sim, still_clock=clock) as m:
         m.tick()
         twist = np.zeros((1, 6))
         twist[0, axis] = speed
@@ -126,7 +107,7 @@ def test_a_packet_the_hook_cannot_watch_makes_the_signaler_count_ticks_and_say_w
     """A packet on a hinge (not a free body) or whose link sits off its model's frame: its speed
     is not one free body's, so stillness is counted at ticks, and the signaler says why."""
     sim = zero_g(_free_packets(box_model("box_0", 3.0, 0.0, 0.0, 0.2), packet))
-    with manager(sim, "steps") as m:
+    with manager(sim, still_clock="steps") as m:
         packets = m.signalers["packets"]
         assert packets.still_clock == "ticks" and packets.steps is None
         assert packets.fallback == "not every entity is one free body without a frame offset"

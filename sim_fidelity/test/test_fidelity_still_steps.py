@@ -7,36 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from still_cases import floating_world, levels, manager
 
-from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
+from sim_fidelity.fidelity_manager import Level
 from sim_fidelity.fidelity_manager.errors import SettleError
 from sim_fidelity.simulator.engine import MujocoEngine
-from sim_fidelity.world_generators.sdf_text import box_model, world
 
 H, M, L = Level.HIGH, Level.MEDIUM, Level.LOW
-
-
-def floating_world() -> MujocoEngine:
-    sdf = world("floating", box_model("robot", 0.0, 0.0, 0.0, 1.0, static=True),
-                box_model("box_0", 3.0, 0.0, 0.0, 0.2), box_model("box_1", 4.0, 0.0, 0.0, 0.2),
-                step=0.002)
-    return MujocoEngine.from_string(sdf.replace("<gravity>0 0 -9.81</gravity>",
-                                                "<gravity>0 0 0</gravity>"))
-
-
-def manager(sim: MujocoEngine, still_clock: str) -> FidelityManager:
-    config = FidelityConfig.from_dict({
-        "signalers": {"packets": {
-            "type": "packet", "robot": "robot", "robot_half_extents": [0.5, 0.5, 0.5],
-            "half_extents": [0.1, 0.1, 0.1], "inflation": 0.5, "still_clock": still_clock}},
-        "trees": {"boxes": {"signaler": "packets", "name": "{key}",
-                            "objects": [{"type": "shape", "pattern": r"(box_\d)"}]}},
-        "presets": {"on": {}}, "default_preset": "on"})
-    return FidelityManager(sim, config)
-
-
-def levels(m: FidelityManager) -> list[Level]:
-    return [level for level, _ in m.get_fidelity(["box_0", "box_1"]).values()]
 
 
 def move(sim: MujocoEngine, box: str, vx: float) -> None:
@@ -49,7 +26,7 @@ def test_a_packet_still_for_one_step_only_is_not_lowered(clock):
     and is still for the last one: counted in steps it stays HIGH until it has been still for two;
     counted in ticks (speeds sampled at ticks, both still) it is lowered at once."""
     sim = floating_world()
-    with manager(sim, clock) as m:
+    with manager(sim, still_clock=clock) as m:
         assert m.signalers["packets"].still_clock == clock
         m.tick()
         assert levels(m) == [H, H]
@@ -71,7 +48,7 @@ def test_a_packet_still_for_one_step_only_is_not_lowered(clock):
 
 def test_the_step_hook_watches_candidates_only_and_leaves_with_the_manager():
     sim = floating_world()
-    m = manager(sim, "steps")
+    m = manager(sim, still_clock="steps")
     hook = m.signalers["packets"].steps
     assert hook.on_step in sim.hooks and hook.rows.size == 0  # nothing to watch before a tick
     m.tick()
@@ -95,7 +72,7 @@ def test_a_decision_point_makes_every_packet_high_until_the_decision():
     """The controller's decision point (settle 0.1 s): all HIGH at once, still HIGH at the ticks
     of the settle, lowered again (once still for two steps) after it."""
     sim = floating_world()
-    with manager(sim, "steps") as m:
+    with manager(sim, still_clock="steps") as m:
         for _ in range(3):
             m.tick()
             sim.step(20)

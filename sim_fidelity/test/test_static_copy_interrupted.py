@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import signal
-import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
 from ros_processes import CLIENT_TIMEOUT_S, REPO, Probe, next_domain, start_node, stop, wait_for
+from sdf_snippets import world_keeping
 
 pytest.importorskip("gazebo_msgs.srv", reason="interface packages not built")
 from gazebo_msgs.srv import GetModelProperties  # noqa: E402
@@ -36,17 +35,6 @@ WORLD = REPO / "worlds" / "stack_test.sdf"
 CONFIG = REPO / "config" / "stack_test.yaml"
 BOXES = ["box_0_0_0", "box_0_0_1", "box_0_1_0"]
 NAMESPACE = "/gazebo"
-
-
-def small_world(path: Path) -> Path:
-    """stack_test.sdf with only the robot, the ground and ``BOXES``."""
-    tree = ET.parse(WORLD)
-    world = tree.getroot().find("world")
-    for model in world.findall("model"):
-        if model.get("name").startswith("box_") and model.get("name") not in BOXES:
-            world.remove(model)
-    tree.write(path)
-    return path
 
 
 class SignalAfterDelete:
@@ -80,7 +68,7 @@ class StandardCut(SignalAfterDelete, RosSimulator):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("interrupted_swap")
-    world = small_world(folder / "stack_small.sdf")
+    world = world_keeping(WORLD, folder / "stack_small.sdf", "box_", BOXES)
     domain = next_domain()
     proc = start_node("sim_fidelity.simulator.ros.server",
                       {"world": world, "paused": True, "interfaces": "both",

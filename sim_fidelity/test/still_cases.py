@@ -1,0 +1,39 @@
+"""A world without gravity (a static robot box, floating boxes) and the packet signaler's manager
+over it, for the tests of paper 000's per-step stillness: a box keeps exactly the speed it is
+given, step by step, with the real engine and the real manager."""
+from __future__ import annotations
+
+from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
+from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.world_generators.sdf_text import box_model, world
+
+
+def zero_g(*models: str) -> MujocoEngine:
+    """An engine of ``models`` in a world without gravity."""
+    sdf = world("floating", *models, step=0.002)
+    return MujocoEngine.from_string(sdf.replace("<gravity>0 0 -9.81</gravity>",
+                                                "<gravity>0 0 0</gravity>"))
+
+
+def floating_world() -> MujocoEngine:
+    """The robot box at the origin, box_0 and box_1 floating 3 m and 4 m ahead of it."""
+    return zero_g(box_model("robot", 0.0, 0.0, 0.0, 1.0, static=True),
+                  box_model("box_0", 3.0, 0.0, 0.0, 0.2), box_model("box_1", 4.0, 0.0, 0.0, 0.2))
+
+
+def manager(sim: MujocoEngine, **packet_options) -> FidelityManager:
+    """A packet signaler over every ``box_N`` (robot box 0.5 m, inflation 0.5 m) with
+    ``packet_options`` (``still_clock``, ``still_steps``, ...) added to its config."""
+    config = FidelityConfig.from_dict({
+        "signalers": {"packets": {
+            "type": "packet", "robot": "robot", "robot_half_extents": [0.5, 0.5, 0.5],
+            "half_extents": [0.1, 0.1, 0.1], "inflation": 0.5, **packet_options}},
+        "trees": {"boxes": {"signaler": "packets", "name": "{key}",
+                            "objects": [{"type": "shape", "pattern": r"(box_\d)"}]}},
+        "presets": {"on": {}}, "default_preset": "on"})
+    return FidelityManager(sim, config)
+
+
+def levels(m: FidelityManager) -> list[Level]:
+    """The levels of box_0 and box_1."""
+    return [level for level, _ in m.get_fidelity(["box_0", "box_1"]).values()]
