@@ -30,12 +30,13 @@ def signaler(sim, **params):
     return config.build_signalers(sim, config.build_trees(sim), "on")["s"]
 
 
-def levels(sig, t, box_xs, speeds=(0.0, 0.0, 0.0), current=(H, L, L)):
+def levels(sig, t, box_xs, speeds=(0.0, 0.0, 0.0), current=(H, L, L), spins=(0.0, 0.0, 0.0)):
     poses = np.zeros((4, 7))
     poses[:, 6] = 1.0
     poses[1:, 0] = box_xs
     twists = np.zeros((4, 6))
     twists[1:, 0] = speeds
+    twists[1:, 5] = spins  # angular speed about z
     out = sig.update(t, poses, twists, np.asarray(current, np.int8))
     return [Level(int(x)) for x in out]
 
@@ -66,6 +67,18 @@ def test_reach_grows_with_speed_over_a_tick(sim):
     assert levels(near, 0.04, [0.95, 1.5, 3.0]) == [H, L, L]
     assert levels(near, 0.08, [0.95, 1.5, 3.0], speeds=(3.0, 0.0, 0.0))[:2] == [H, L]
     assert levels(near, 0.12, [0.95, 1.38, 3.0], speeds=(3.0, 0.0, 0.0)) == [H, M, L]
+
+
+def test_a_packet_spinning_in_place_reaches_its_half_diagonal_further(sim):
+    near = signaler(sim, medium="near", near_margin=0.05)
+    levels(near, 0.0, [0.95, 1.25, 3.0])
+    # box 0 at rest straddles the box (reaching out to 1.05): box 1 (from 1.15) is beyond
+    # 1.05 + 0.05 at rest; spinning at 5 rad/s without moving, box 0's corners (half-diagonal
+    # 0.173 m) sweep 2 * 0.04 * 5 * 0.173 = 0.069 further in a tick: box 1 is near, box 2 not
+    assert levels(near, 0.04, [0.95, 1.25, 3.0]) == [H, L, L]
+    assert levels(near, 0.08, [0.95, 1.25, 3.0], spins=(5.0, 0.0, 0.0)) == [H, M, L]
+    # a spin of box 1 itself (below HIGH, not dynamic) reaches nothing
+    assert levels(near, 0.12, [0.95, 1.25, 3.0], spins=(0.0, 5.0, 0.0)) == [H, L, L]
 
 
 def test_both_rules_lower_all_when_no_packet_reaches_out(sim):

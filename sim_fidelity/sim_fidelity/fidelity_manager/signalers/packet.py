@@ -17,9 +17,10 @@ Rules, per tick and vectorised over all packets (one packet = one tree):
    out of the box still meets its neighbours; with ``medium: near`` only the below-HIGH packets
    that such a packet can reach before the next tick are MEDIUM, the rest LOW: those whose AABB
    overlaps the AABB of a HIGH packet reaching out of the box grown by ``near_margin`` plus twice
-   the distance that packet travels at its present speed in one tick (the time since the last
-   update), or the robot's inflated box grown by ``near_margin`` (the robot is dynamic too). Both
-   give the same levels when no HIGH packet reaches out. "HIGH" counts packets that
+   the distance a point of that packet travels in one tick (the time since the last update) at
+   its present speeds, ``|v| + |w| x half-diagonal`` (a packet spinning in place sweeps its
+   half-diagonal), or the robot's inflated box grown by ``near_margin`` (the robot is dynamic
+   too). Both give the same levels when no HIGH packet reaches out. "HIGH" counts packets that
    are HIGH now (including ones held HIGH by the user, or lowered in this very tick) as well as
    those going HIGH: a batch being lowered passes through MEDIUM (or LOW, far from anything
    dynamic) for one tick.
@@ -118,6 +119,7 @@ class PacketSignaler(Signaler):
         self.half = np.vstack([
             _half_extents(params["robot_half_extents"], self.robot, "robot_half_extents", "entity"),
             _half_extents(params["half_extents"], self.tree_names, "half_extents", "tree")])
+        self._reach = np.sqrt(row_sums(self.half ** 2))  # half-diagonal: a spin's sweep radius
         self.still = np.zeros(len(self.trees), np.int32)
         # AABB of every box at the pose it last had: only boxes that moved are turned again (held
         # packets do not move)
@@ -193,7 +195,9 @@ class PacketSignaler(Signaler):
             return LOW
         if p["medium"] == "all":
             return MEDIUM
-        speed = np.sqrt(row_sums(twists[len(self.robot) + out, :3] ** 2))
+        rows = len(self.robot) + out
+        sq = twists[rows] ** 2  # a point of the packet moves at most |v| + |w| x half-diagonal
+        speed = np.sqrt(row_sums(sq[:, :3])) + np.sqrt(row_sums(sq[:, 3:])) * self._reach[rows]
         grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
         margin = p["near_margin"]
         a_lo = np.vstack([lo[out] - grow, box[0] - margin])  # (k + 1, 3): the reach of each
