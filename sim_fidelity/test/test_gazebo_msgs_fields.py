@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_interfaces import REPO, check_against, parse_reference, roundtrip
+from interface_fields import REPO, check_against, parse_reference, roundtrip
 
 REFERENCE = (Path(__file__).resolve().parent / "data" / "reference"
              / "gazebo_msgs-3.7.0-humble-fields.txt")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_interfaces import REPO, check_against, parse_reference, roundtrip
+from interface_fields import REPO, check_against, parse_reference, roundtrip
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "reference" / "tf2_msgs-fields.txt"
 FOLDER = REPO / "fallback_interfaces" / "tf2_msgs"
