@@ -4,7 +4,7 @@ the list item's path (the surviving mutants of ``_resolve`` in docs/testing.md).
 from __future__ import annotations
 
 import pytest
-from test_conductor_trigger_process import ensemble
+from conductor_cases import ensemble
 
 from sim_fidelity.model_conductor.errors import ConductorError
 from sim_fidelity.model_conductor.model import POSE

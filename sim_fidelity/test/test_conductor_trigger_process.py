@@ -3,14 +3,10 @@ what each kind of activation binds, what each effect does with its fields, the h
 and the errors it raises with the trigger and the field they concern."""
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Mapping
-from typing import Any
-
 import pytest
+from conductor_cases import ensemble
 
 from sim_fidelity.model_conductor.conductor import Conductor
-from sim_fidelity.model_conductor.config import parse_config_text
 from sim_fidelity.model_conductor.data_sources import DataMessage, action
 from sim_fidelity.model_conductor.errors import (
     ConductorConfigError,
@@ -18,7 +14,7 @@ from sim_fidelity.model_conductor.errors import (
     ExpressionError,
 )
 from sim_fidelity.model_conductor.expressions import parse
-from sim_fidelity.model_conductor.model import POSE, TWIST, Observer
+from sim_fidelity.model_conductor.model import POSE, TWIST
 from sim_fidelity.model_conductor.triggers import (
     Activation,
     Activity,
@@ -26,42 +22,6 @@ from sim_fidelity.model_conductor.triggers import (
     Trigger,
     TriggerProcess,
 )
-
-MODELS = """
-conductor: {parallel: false}
-models:
-  world: {type: carrier, main: true, parameters: {entities: [ball]}}
-  hand: {type: carrier, parameters: {entities: [ball]}}
-  panel: {type: carrier}
-"""
-
-
-class Panel(Observer):
-    """An observer whose output the test sets, recording the events it is told of."""
-
-    def __init__(self, name: str, **kwargs: Any):
-        super().__init__(name, **kwargs)
-        self.shown: dict[str, Any] = {}
-        self.heard: list[tuple[str, dict[str, Any]]] = []
-
-    def step(self, dt: float) -> None:
-        pass
-
-    def output(self) -> Mapping[str, Any]:
-        return dict(self.shown)
-
-    def on_event(self, event: str, data: Mapping[str, Any]) -> None:
-        self.heard.append((event, dict(data)))
-
-
-def ensemble(text: str) -> tuple[Conductor, Panel]:
-    """World and hand (carriers of the ball) and a panel, with the variables, evaluators and
-    triggers of ``text``; initialised, not started."""
-    config = parse_config_text(MODELS + textwrap.dedent(text))
-    panel = Panel("panel")
-    conductor = config.build({"panel": panel})
-    config.initialise(conductor)
-    return conductor, panel
 
 
 def history(conductor: Conductor) -> list[Activity]:
