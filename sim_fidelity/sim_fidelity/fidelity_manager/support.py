@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..simulator.protocol import EntityKind, Lever, Simulator
+from ..simulator.protocol import EntityInfo, EntityKind, Lever, Simulator
 from .config import FidelityConfig
 from .objects import ObjectType
 from .trees import TreeSet
@@ -38,15 +38,19 @@ def unsupported_trees(sim: Simulator, config: FidelityConfig,
         spec.group: sorted({m for obj in spec.objects for m in missing_levers(obj.type,
                                                                               features.levers)})
         for spec in config.groups}
-    types = trees.types
+    by_copy = {t.name: bool(t.levers & STATIC_COPY_LEVERS) for t in trees.types}
+    info: dict[str, EntityInfo] = {}  # each entity read once
     by_reason: dict[str, list[str]] = {}
     for i, tree in enumerate(trees.trees):
         parts = []
         if missing_of_group[tree.group]:
             parts.append(f"the simulator has no lever {', '.join(missing_of_group[tree.group])}")
         if features.static_fallback:
-            kinds = sorted({sim.entity_info(e).kind.value for e, t in tree.objects
-                            if _by_static_copy(types, t) and not _top_level(sim, e)})
+            for e, t in tree.objects:
+                if by_copy[t] and e not in info:
+                    info[e] = sim.entity_info(e)
+            kinds = sorted({info[e].kind.value for e, t in tree.objects
+                            if by_copy[t] and not _top_level(info[e])})
             if kinds:
                 parts.append("DYNAMICS and COLLISION come by static copies of whole top-level "
                              f"models, not of a {' or '.join(kinds)}")
@@ -55,12 +59,7 @@ def unsupported_trees(sim: Simulator, config: FidelityConfig,
     return by_reason
 
 
-def _by_static_copy(types: list[ObjectType], type_name: str) -> bool:
-    return bool(next(t for t in types if t.name == type_name).levers & STATIC_COPY_LEVERS)
-
-
-def _top_level(sim: Simulator, entity: str) -> bool:
-    info = sim.entity_info(entity)
+def _top_level(info: EntityInfo) -> bool:
     return info.kind == EntityKind.MODEL and not info.parent
 
 
