@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reality_gap_cases import model
 
 from sim_fidelity.reality_gap.divergence import benjamini_hochberg, chi2_sf, compare_nodes
-from sim_fidelity.reality_gap.transitions import TransitionModel
-
-
-def model(counts: dict[tuple[int, int, int], int], n_nodes: int = 4,
-          n_actions: int = 2) -> TransitionModel:
-    """A transition model from hand-made counts {(node, action, next node): count}."""
-    rows = [key for key, n in counts.items() for _ in range(n)]
-    s, a, s2 = (np.array(col, dtype=np.int64) for col in zip(*rows))
-    return TransitionModel.estimate(s, a, s2, n_nodes, n_actions)
 
 
 def test_chi_square_tail_matches_known_values():

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_reality_gap_divergence import model
+from reality_gap_cases import model
 
 from sim_fidelity.reality_gap.divergence import (
     benjamini_hochberg,

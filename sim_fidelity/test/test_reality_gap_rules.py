@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reality_gap_cases import TO, engine_with_value, kernel, spec
 
-from sim_fidelity.reality_gap import Kernel, KernelRunner, KernelSet, Spec, TransitionModel
+from sim_fidelity.reality_gap import Kernel, KernelRunner, KernelSet, TransitionModel
 from sim_fidelity.reality_gap.errors import RealityGapError
 from sim_fidelity.reality_gap.kernels import divergent_regions, fit_transfer
 from sim_fidelity.reality_gap.rollouts import Divergence, paired_rollouts
@@ -14,7 +15,7 @@ from sim_fidelity.reality_gap.transitions import Nodes, match_nodes
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.simulator.poses import quat_to_rpy
 from sim_fidelity.simulator.sensor_values import SensorValues
-from sim_fidelity.world_generators.one_d_track import ROBOT, TERRAIN, track_world
+from sim_fidelity.world_generators.one_d_track import ROBOT, TERRAIN
 
 
 def model(edges: list[tuple[int, int, int, int]], n_nodes: int, n_actions: int = 2
@@ -169,28 +170,6 @@ def test_a_kernel_predicts_rows_of_states():
 
 
 # --- kernel set and runner ------------------------------------------------------------------
-def spec(*components: str, weights=(1.0, 1.0)) -> Spec:
-    """Two state components (a, b) applied to ``components`` of the robot (``value``: the
-    terrain sensor)."""
-    names = ("a", "b")
-    return Spec.from_dict({
-        "state": [{"name": n, "topic": "/odom", "type": "nav_msgs/msg/Odometry",
-                   "field": f"pose.pose.position.{c}", "weight": w}
-                  for n, c, w in zip(names, "xy", weights)],
-        "action": [{"name": "v", "topic": "/cmd", "type": "geometry_msgs/msg/Twist",
-                    "field": "linear.x", "values": [0.0, 1.0]}],
-        "apply": [{"state": n, "entity": TERRAIN if c == "value" else ROBOT, "component": c}
-                  for n, c in zip(names, components)]})
-
-
-def kernel_at(members, transfer, sigma=0.1) -> Kernel:
-    members = np.atleast_2d(np.asarray(members, float))
-    return Kernel(members[0], members, sigma, (0.5, 0.5), 1, np.asarray(transfer, float), 2)
-
-
-TO = np.c_[np.zeros((2, 3)), [0.4, 0.3]]  # f(s, u) = (0.4, 0.3) wherever it is active
-
-
 def test_an_empty_kernel_set_finds_nothing():
     ks = KernelSet([], spec("pose.x", "pose.y"))
     assert len(ks) == 0 and ks.lookup(np.zeros(2), np.zeros(1)) is None
@@ -199,22 +178,14 @@ def test_an_empty_kernel_set_finds_nothing():
 
 
 def test_lookup_with_unequal_weights_agrees_with_the_full_comparison():
-    ks = KernelSet([kernel_at([[0.0, 0.0]], TO, sigma=0.5), kernel_at([[3.0, 0.0]], TO),
-                    kernel_at([[8.0, 0.0]], TO, sigma=2.0)],  # reaching over several cells
+    ks = KernelSet([kernel([[0.0, 0.0]], TO, sigma=0.5), kernel([[3.0, 0.0]], TO),
+                    kernel([[8.0, 0.0]], TO, sigma=2.0)],  # reaching over several cells
                    spec("pose.x", "pose.y", weights=(4.0, 0.5)))
     rng = np.random.default_rng(0)
     states = np.r_[rng.uniform([-1, -2], [4, 2], size=(400, 2)),
                    rng.uniform([4, -2], [12, 2], size=(200, 2))]
     looked = [hit[0] if (hit := ks.lookup(s, np.zeros(1))) else -1 for s in states]
     assert looked == ks.active(states).tolist() and {0, 1, 2, -1} <= set(looked)
-
-
-def engine_with_value(x: float = 1.0, cls: type[MujocoEngine] = MujocoEngine) -> MujocoEngine:
-    """The 1-D track's robot at ``x`` with a double terrain sensor reading 0.25."""
-    sdf = track_world().replace('type="bool" default="0"', 'type="double" default="0.25"')
-    engine = cls.from_string(sdf)
-    engine.set_states([ROBOT], np.array([[x, 0.0, 0.0, 0, 0, 0, 1.0]]))
-    return engine
 
 
 class CountedValues(SensorValues):
@@ -230,7 +201,7 @@ class CountedValues(SensorValues):
 def test_sensor_values_are_overridden_while_a_kernel_is_active_and_released_once():
     engine = engine_with_value()
     table = CountedValues(engine)
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)],
                                             spec("pose.z", "value")), sensors=table)
     hit = runner.apply(np.zeros(2), np.zeros(1))
     assert hit is not None and table.value(TERRAIN) == pytest.approx(0.3)
@@ -243,7 +214,7 @@ def test_sensor_values_are_overridden_while_a_kernel_is_active_and_released_once
 
 
 def test_a_sensor_spec_needs_a_table_unless_the_simulator_has_one():
-    kernels = KernelSet([kernel_at([[0.0, 0.0]], TO)], spec("pose.z", "value"))
+    kernels = KernelSet([kernel([[0.0, 0.0]], TO)], spec("pose.z", "value"))
     with pytest.raises(RealityGapError) as e:
         KernelRunner(engine_with_value(), kernels)
     assert str(e.value) == (f"the spec sets sensor values ['{TERRAIN}']: give a sensors= "
@@ -263,7 +234,7 @@ def test_a_sensor_spec_needs_a_table_unless_the_simulator_has_one():
 
 def test_a_yaw_only_spec_turns_the_robot_about_z_and_keeps_its_place():
     engine = engine_with_value(x=2.0)
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)],
                                             spec("pose.yaw", "twist.vx")))
     runner.apply(np.zeros(2), np.zeros(1))
     pose, twist = engine.get_states([ROBOT])
@@ -274,7 +245,7 @@ def test_a_yaw_only_spec_turns_the_robot_about_z_and_keeps_its_place():
 
 def test_roll_and_pitch_are_written_each_to_its_own_angle():
     engine = engine_with_value()
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)],
                                             spec("pose.roll", "pose.pitch")))
     runner.apply(np.zeros(2), np.zeros(1))
     np.testing.assert_allclose(quat_to_rpy(engine.get_states([ROBOT])[0][:, 3:])[0],
@@ -284,7 +255,7 @@ def test_roll_and_pitch_are_written_each_to_its_own_angle():
 def test_a_spec_of_sensor_values_only_leaves_the_robot_where_it_is():
     engine = engine_with_value(x=3.0)
     table = SensorValues(engine)
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)], spec("value")),
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)], spec("value")),
                           sensors=table)
     assert runner.apply(np.zeros(2), np.zeros(1))[0] == 0
     assert table.value(TERRAIN) == pytest.approx(0.4)
@@ -293,7 +264,7 @@ def test_a_spec_of_sensor_values_only_leaves_the_robot_where_it_is():
 
 def test_pose_y_and_an_angular_rate_are_written_as_such():
     engine = engine_with_value(x=2.0)
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)],
                                             spec("pose.y", "twist.wz")))
     runner.apply(np.zeros(2), np.zeros(1))
     pose, twist = engine.get_states([ROBOT])

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reality_gap_cases import history, line_histories, spec_2d
-from test_reality_gap_rules import TO, engine_with_value, kernel_at, spec
+from reality_gap_cases import TO, engine_with_value, history, kernel, line_histories, spec, spec_2d
 
 from sim_fidelity.reality_gap import KernelRunner, KernelSet, generate
 from sim_fidelity.simulator.sensor_values import SensorValues
@@ -74,7 +73,7 @@ class RecordedValues(SensorValues):
 def test_a_release_gives_back_one_nan_number_per_sensor():
     engine = engine_with_value()
     table = RecordedValues(engine)
-    runner = KernelRunner(engine, KernelSet([kernel_at([[0.0, 0.0]], TO)],
+    runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)],
                                             spec("pose.z", "value")), sensors=table)
     assert runner.apply(np.zeros(2), np.zeros(1)) is not None
     assert table.value(TERRAIN) == pytest.approx(0.3)
