@@ -7,7 +7,7 @@ import signal
 import numpy as np
 import pytest
 from ros_processes import CLIENT_TIMEOUT_S, next_domain, start_node, stop, wait_for
-from test_sensor_values import Listener
+from topic_listener import Listener
 
 from sim_fidelity.oned.example import SPEC
 from sim_fidelity.reality_gap import Kernel, load_spec, save_kernels

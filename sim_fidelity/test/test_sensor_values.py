@@ -1,11 +1,11 @@
 """Settable sensor values: declared in SDF, computed from regions, overridden and released —
 in process on the engine, and over ROS through sim_server and RosSimulator."""
 import math
-import threading
 
 import numpy as np
 import pytest
 from ros_processes import CLIENT_TIMEOUT_S, next_domain, settles, start_node, stop, wait_for
+from topic_listener import Listener
 
 from sim_fidelity.simulator import Lever
 from sim_fidelity.simulator.engine import MujocoEngine
@@ -66,41 +66,6 @@ def test_bad_declarations_name_the_sensor(change, message):
     with pytest.raises(SdfError, match=message) as err:
         SensorValues(MujocoEngine.from_string(sdf))
     assert TERRAIN in str(err.value)
-
-
-class Listener:
-    """A node in its own context that keeps the latest message of each subscribed topic."""
-
-    def __init__(self, domain: int, topics: dict):
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain)
-        self.node = rclpy.create_node("test_listener", context=self.context)
-        self.latest: dict = {}
-        self.received: dict = {t: [] for t in topics}  # every message, in order
-        for topic, msg_type in topics.items():
-            self.node.create_subscription(msg_type, topic, self._keep(topic), 50)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        threading.Thread(target=self._spin, daemon=True).start()
-
-    def _keep(self, topic):
-        def keep(msg):
-            self.latest[topic] = msg
-            self.received[topic].append(msg)
-        return keep
-
-    def _spin(self):
-        try:
-            self.executor.spin()
-        except Exception:  # the context was shut down
-            pass
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        self.context.try_shutdown()
 
 
 def test_sim_server_publishes_and_overrides_sensor_values(tmp_path):
