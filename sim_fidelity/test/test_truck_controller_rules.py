@@ -8,62 +8,16 @@ takes minutes to reach a stall. The controller itself is the real one.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from stand_in_robot import StandInRobot, scene, targets
 
 from sim_fidelity.truck.controller import (
     CONTROL_PERIOD,
-    MAX_SPEED,
     NOSE_REACH_MAX,
     NOSE_TIP,
     STALL,
     UnloadingController,
 )
-
-
-class StandInRobot:
-    """UnloaderIO with perfect joints, static packets and no grip (see the module docstring)."""
-
-    def __init__(self, centres, sizes, drive: float = 0.0):
-        self.packets = [f"packet_{i}" for i in range(len(centres))]
-        self.packet_half = np.asarray(sizes, float) / 2
-        self.poses = np.zeros((len(centres), 7))
-        self.poses[:, :3], self.poses[:, 6] = centres, 1.0
-        self.in_truck = np.ones(len(centres), bool)
-        self.joints = dict.fromkeys(MAX_SPEED, 0.0)
-        self.joints["drive"] = drive
-        self.time, self.unloaded, self.suction = 0.0, 0, False
-
-    def positions(self, joints):
-        return np.array([self.joints[j] for j in joints])
-
-    def command(self, targets):
-        self.joints.update(targets)
-
-    def suction_on(self, on):
-        self.suction = on
-
-    def suction_hold(self):
-        pass
-
-    def held_packets(self):
-        return np.zeros(0, int)
-
-    def packet_poses(self, rows):
-        return self.poses[rows]
-
-    def model_x(self):
-        return self.joints["drive"]  # model frame at the drive joint's position
-
-
-LOW = [0.5, 0.5, 0.5]  # a low packet: below the wall height, tall enough to be picked
-TALL = [0.4, 0.4, 0.9]  # a standing wall packet
-
-
-def scene(block: float, wall: float, drive: float = 0.0) -> StandInRobot:
-    """A low packet in the lane with its near face at ``block``, a tall standing packet at
-    y = 0.5 with its near face at ``wall``."""
-    return StandInRobot([[block + 0.25, 0.0, 0.25], [wall + 0.2, 0.5, 0.45]], [LOW, TALL], drive)
 
 
 def plan_at(robot: StandInRobot, idle: float, seed: int = 0) -> UnloadingController:
@@ -72,15 +26,6 @@ def plan_at(robot: StandInRobot, idle: float, seed: int = 0) -> UnloadingControl
     robot.time += idle
     controller.tick()
     return controller
-
-
-def moves(controller: UnloadingController):
-    return [controller.move, *controller.queue]
-
-
-def targets(controller: UnloadingController, phase: str) -> dict:
-    move = next(m for m in moves(controller) if m.phase == phase)
-    return move.targets() if callable(move.targets) else move.targets
 
 
 def test_stall_level_rises_without_unloads_and_drops_on_one():

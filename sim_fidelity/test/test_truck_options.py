@@ -1,11 +1,11 @@
 """The controller's public options (:meth:`UnloadingController.options`) are the plan it executes:
 the first pick option's packet and approach pose are the targets of its first moves, the sweep
 option's geometry is where its sweep drives; the look-ahead's actions (``truck.actions.options``)
-list the same. Stand-in robot of test_truck_controller_rules (perfect joints, static packets)."""
+list the same. Stand-in robot of stand_in_robot.py (perfect joints, static packets)."""
 from __future__ import annotations
 
 import pytest
-from test_truck_controller_rules import LOW, TALL, StandInRobot, scene, targets
+from stand_in_robot import LOW, TALL, StandInRobot, scene, targets
 
 from sim_fidelity.truck.actions import SWEEP, Action, options
 from sim_fidelity.truck.controller import NOSE_TIP, UnloadingController
