@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 import pytest
+from engine_cases import BAD_MODELS, assert_consistent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ros_processes import (
@@ -24,11 +25,10 @@ from ros_processes import (
     start_node,
     wait_for,
 )
-from test_engine_transactions import BAD_MODELS, assert_consistent
-from test_sim_server_handlers import BOX, WORLD
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
 from geometry_msgs.msg import Vector3  # noqa: E402
+from served_handlers import BOX, WORLD  # noqa: E402
 from simulation_interfaces import srv as si  # noqa: E402
 from simulation_interfaces.msg import EntityCategory, Result, SimulationState  # noqa: E402
 

@@ -18,9 +18,9 @@ import pytest
 from ros_processes import SHORT_LEASE, Probe, next_domain, start_node, stop, wait_for
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
+from served_handlers import BOX, WORLD, Served, code  # noqa: E402
 from simulation_interfaces import srv as si  # noqa: E402
 from simulation_interfaces.msg import Result, SimulationState  # noqa: E402
-from test_sim_server_handlers import BOX, WORLD, Served, code  # noqa: E402
 
 from sim_fidelity.simulator import Lever  # noqa: E402
 from sim_fidelity.simulator.ros.lever_guard import LeverGuard  # noqa: E402

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sdf_snippets import GROUND, box_model, servo_pendulum, world
+from sdf_snippets import GROUND, servo_pendulum, world
 
 pytest.importorskip("simulation_interfaces.srv", reason="interface packages not built")
+from served_handlers import BOX, Served, code  # noqa: E402
 from simulation_interfaces import srv as si  # noqa: E402
 from simulation_interfaces.msg import (  # noqa: E402
     Bounds,
@@ -32,31 +33,7 @@ from sim_fidelity.simulator.engine import MujocoEngine  # noqa: E402
 from sim_fidelity.simulator.ros import results  # noqa: E402
 from sim_fidelity.simulator.ros.server import SimServer  # noqa: E402
 
-WORLD = world("handlers", GROUND, box_model("resting", 0, 0, 0.2), box_model("floating", 2, 0, 1.0),
-              box_model("wall", 5, 0, 0.5, static=True), servo_pendulum())
-BOX = "<sdf version='1.9'>" + box_model("spawned", 0, 0, 0) + "</sdf>"
 RESET = si.ResetSimulation.Request
-
-
-class Served:
-    """A SimServer on a fresh engine; ``call(name, **fields)`` runs a service's handler."""
-
-    def __init__(self, context, name: str):
-        import rclpy
-        self.node = rclpy.create_node(name, context=context)
-        self.engine = MujocoEngine.from_string(WORLD)
-        self.server = SimServer(self.node, self.engine, real_time_factor=0.0, paused=True,
-                                publish_rate=0.0, odometry=[])
-        self.handlers = {s.srv_name: (s.srv_type, s.callback) for s in self.node.services}
-
-    def call(self, service: str, request=None, **fields):
-        kind, handler = self.handlers[service]
-        request = request or kind.Request(**fields)
-        return handler(request, kind.Response())
-
-    def close(self) -> None:
-        self.server.stop()
-        self.node.destroy_node()
 
 
 @pytest.fixture
@@ -64,10 +41,6 @@ def served(context, request):
     s = Served(context, f"sim_server_{request.node.name.split('[')[0][5:40]}")
     yield s
     s.close()
-
-
-def code(response) -> int:
-    return response.result.result
 
 
 # ---------------------------------------------------------------------- error paths to codes
