@@ -22,7 +22,7 @@ from sim_fidelity.sweep.functions import get
 from sim_fidelity.sweep.report import RESAMPLES, paired_ratio_ci
 from sim_fidelity.sweep.runner import execute
 from sim_fidelity.sweep.spec import run_key
-from sim_fidelity.sweep.table import TableWriter, git_commit, read_rows
+from sim_fidelity.sweep.table import TableWriter, read_rows
 
 
 def outcome(rows: list[dict], mode: str, baseline: str = "hifi", metric: str = "rate_per_hour"
@@ -68,7 +68,7 @@ def run(table: str, runs: list[str], duration: float) -> None:
             params = function.complete({"scenario": scenario, "mode": mode, "seed": int(seed),
                                         "duration": duration}, f"--run {spec}")
             row = {"run": run_key("truck", params), "function": "truck", "params": params,
-                   **execute("truck", params), "error": None, "git": git_commit(), "workers": 1}
+                   **execute("truck", params), "error": None, "workers": 1}
             writer.append(row)
             print(f"{spec}: {row['result']['unloaded']} unloaded in {duration:g} s", flush=True)
 

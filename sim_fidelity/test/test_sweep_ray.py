@@ -1,10 +1,12 @@
 """Sweeps on a real local Ray (one instance for the module, bound to loopback): rows of a grid,
-resume, a failed run recorded after its one retry, and Ctrl-C of a ``simfid sweep`` process
-keeping every finished row."""
+resume, a failed run recorded after its one retry, a worker that kept code from before a commit
+flagged, and Ctrl-C of a ``simfid sweep`` process (started with SIGINT ignored, as ``&`` in a
+script leaves it) keeping every finished row."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -84,14 +86,15 @@ def wait_for(condition, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def test_ctrl_c_keeps_finished_rows(tmp_path):
+def test_ctrl_c_keeps_finished_rows_though_started_ignoring_it(tmp_path):
     spec = tmp_path / "slow.yaml"
     spec.write_text("function: probe\ngrid: {x: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}\n"
                     "params: {seconds: 1.0}\nworkers: 2\n")
     table = tmp_path / "slow.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "sim_fidelity.cli", "sweep", str(spec),
                              "--no-progress"], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         wait_for(lambda: table.exists() and table.read_text().count("\n") >= 2, 120,
                  "two finished rows")
@@ -108,3 +111,49 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
     rows = [json.loads(line) for line in text.splitlines()]
     assert 2 <= len(rows) < 10 and all(r["error"] is None for r in rows)
     assert all(r["result"]["y"] == r["params"]["x"] ** 2 for r in rows)
+
+
+STALE_DRIVER = """
+import subprocess, sys
+from sim_fidelity.sweep.functions import get
+from sim_fidelity.sweep.runner import ray_session, run_sweep
+from sim_fidelity.sweep.table import code_commit
+probe, (table, repo) = get("probe"), sys.argv[1:]
+with ray_session(workers=1):
+    run_sweep(probe, [probe.complete({"x": 1}, "x")], table, progress=False)
+    subprocess.run(["git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "later"], check=True)
+    code_commit.cache_clear()  # the driver now reads the new commit; its one worker keeps the old
+    run_sweep(probe, [probe.complete({"x": 2}, "x")], table, progress=False)
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_worker_with_code_from_before_a_commit_is_flagged(tmp_path):
+    """The package copied into a git repository of its own; a Ray worker imports it at commit A,
+    then the repository moves to B: the driver's next run on that worker is refused."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "sim_fidelity", repo / "sim_fidelity",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "A")
+    first = git(repo, "rev-parse", "HEAD")
+    table = tmp_path / "t.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(repo), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    done = subprocess.run([sys.executable, "-c", STALE_DRIVER, str(table), str(repo)], cwd=repo,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    second = git(repo, "rev-parse", "HEAD")
+    rows = {r["params"]["x"]: r for r in read_rows(table)}
+    assert rows[1]["error"] is None and rows[1]["git"] == {"commit": first, "dirty": False}
+    assert rows[2]["git"] == {"commit": first, "dirty": False}
+    assert rows[2]["error"] == (
+        f"StaleCode: the worker ran commit {first[:12]}, the driver is at {second[:12]}: a Ray "
+        "worker kept code imported before a commit (restart Ray: 'ray stop', then 'ray start "
+        "...' on each machine); the result is kept in the row, not counted")
+    assert rows[2]["result"]["y"] == 4

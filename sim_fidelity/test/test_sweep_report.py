@@ -11,9 +11,10 @@ import pytest
 
 from sim_fidelity import cli
 from sim_fidelity.sweep.errors import SweepError
+from sim_fidelity.sweep.functions import get
 from sim_fidelity.sweep.report import as_json, as_text, bootstrap_ci, summarise
 from sim_fidelity.sweep.spec import load_spec, parse_grid_flag, run_key
-from sim_fidelity.sweep.table import TableWriter, flatten, latest, read_rows
+from sim_fidelity.sweep.table import TableWriter, finished, flatten, latest, read_rows
 
 
 def write(path: Path, text: str) -> Path:
@@ -79,7 +80,7 @@ def test_table_rows_cut_line_and_flatten(tmp_path):
     with open(table, "a") as f:
         f.write('{"run": "b", "par')  # a writer killed mid-line
     assert [r["error"] for r in read_rows(table)] == ["E: boom", None]
-    assert latest(read_rows(table))["a"]["error"] is None
+    assert [r["error"] for r in latest(read_rows(table)).values()] == [None]
     with TableWriter(table) as w:  # the cut line stays apart
         w.append({"run": "c", "params": {}, "error": None})
     with pytest.raises(SweepError, match=r"t.jsonl:3"):
@@ -133,6 +134,24 @@ def test_bootstrap_interval_narrows_with_more_seeds():
     few, many = bootstrap_ci(values[:5], rng), bootstrap_ci(values, rng)
     assert many[1] - many[0] < few[1] - few[0]
     assert many[0] < values.mean() < many[1] and many[1] - many[0] < 0.5
+
+
+def test_rows_from_before_a_new_parameter_keep_matching_their_runs(tmp_path):
+    """A truck row written before ``medium`` existed (its key and params without it) is the run
+    at ``medium``'s default; a run at another value is not in the table."""
+    old = {"scenario": "A", "mode": "hifi", "seed": 0, "duration": 120, "tick_period": 0.04,
+           "still": None}
+    table = tmp_path / "t.jsonl"
+    with TableWriter(table) as w:
+        w.append({"run": json.dumps({"function": "truck", **old}, sort_keys=True),
+                  "function": "truck", "params": old, "result": {"unloaded": 3}, "error": None})
+    now = get("truck").complete({"scenario": "A", "mode": "hifi", "seed": 0, "duration": 120.0},
+                                "test")
+    assert now["medium"] is None and run_key("truck", now) in finished(table)
+    assert run_key("truck", {**now, "medium": "all"}) not in finished(table)
+    redo = {"run": run_key("truck", now), "function": "truck", "params": now,
+            "result": {"unloaded": 4}, "error": None}
+    assert [r["result"]["unloaded"] for r in latest(read_rows(table) + [redo]).values()] == [4]
 
 
 def test_report_latest_row_counts_and_errors():

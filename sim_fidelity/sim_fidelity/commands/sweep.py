@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -44,6 +45,13 @@ def _reject(args: argparse.Namespace, names: tuple[str, ...], form: str) -> None
         raise SweepError(f"{form} takes no {', '.join('--' + n for n in given)}")
 
 
+def stoppable() -> None:
+    """SIGINT stops the sweep (KeyboardInterrupt: the finished rows kept) even when the process
+    started with it ignored, as a command started with ``&`` from a non-interactive shell does."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.spec == "report":
         return run_report(args)
@@ -52,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..sweep.spec import load_spec
 
     _reject(args, REPORT_ONLY, "simfid sweep SPEC.yaml")
+    stoppable()
     if args.table is not None:
         raise SweepError(f"simfid sweep {args.spec}: unexpected argument {args.table!r}")
     spec = load_spec(args.spec, args.grid)

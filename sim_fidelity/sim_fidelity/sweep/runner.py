@@ -12,6 +12,12 @@ Scheduling, retries and transport are Ray's: a run that raises is retried once
 (``retry_exceptions``); a second failure is recorded with its error. At most ``workers`` runs
 are in flight; each finished run is appended to the table at once, so Ctrl-C (dropping the runs
 in flight) keeps every finished row. Ray is imported here only.
+
+A Ray worker keeps the code it imported across commits (a cluster's workers, or a long-lived
+local instance, outlive the driver that started them): each row carries the commit read by the
+worker that ran it (:func:`~.table.code_commit`), and a row whose worker ran another commit than
+the driver's is recorded as an error (:func:`stale_code`), its result kept but not counted, so a
+rerun with fresh workers runs it again.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from typing import Any, Iterator
 from .errors import SweepError
 from .functions import SweepFunction, get
 from .spec import run_key
-from .table import TableWriter, finished, flatten, git_commit, machine, now
+from .table import TableWriter, code_commit, finished, flatten, machine, now
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -78,12 +84,29 @@ def ray_session(workers: int | None = None, address: str | None = None) -> Itera
 
 
 def execute(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One run, in a Ray worker: the row's result part (flattened), wall time, where it ran."""
+    """One run, in a Ray worker: the row's result part (flattened), wall time, where it ran and
+    the commit of the code this worker imported (read before its first run imports the
+    function)."""
+    git = code_commit()
     fn = get(name)
     started, t0 = now(), time.perf_counter()
     result = fn(params)
     return {"result": flatten(result, fn.table_drop), "seconds": time.perf_counter() - t0,
-            "started": started, "machine": machine()}
+            "started": started, "machine": machine(), "git": git}
+
+
+def stale_code(worker: dict[str, Any] | None, driver: dict[str, Any]) -> str | None:
+    """The error of a row whose worker ran other code than the driver's (commit, or a clean
+    against a changed tree), or None; a worker outside a git checkout cannot be told apart."""
+    if not worker or worker.get("commit") is None or worker == driver:
+        return None
+
+    def name(git: dict[str, Any]) -> str:
+        dirty = " (dirty)" if git.get("dirty") else ""
+        return f"{(git.get('commit') or 'no checkout')[:12]}{dirty}"
+    return (f"StaleCode: the worker ran commit {name(worker)}, the driver is at {name(driver)}: a "
+            "Ray worker kept code imported before a commit (restart Ray: 'ray stop', then "
+            "'ray start ...' on each machine); the result is kept in the row, not counted")
 
 
 @dataclass
@@ -118,7 +141,7 @@ def run_sweep(function: SweepFunction, runs: list[dict[str, Any]], out: str | Pa
     outcome = SweepOutcome(skipped=len({run_key(function.name, p) for p in runs}) - len(todo))
     if not todo:
         return outcome
-    git = git_commit()
+    git = code_commit()
     with ray_session(workers, address) as concurrency:
         ray = import_ray()
         outcome.workers = concurrency
@@ -142,13 +165,16 @@ def run_sweep(function: SweepFunction, runs: list[dict[str, Any]], out: str | Pa
                         key, params = inflight.pop(ref)
                         row = {"run": key, "function": function.name, "params": params}
                         try:
-                            row.update(ray.get(ref), error=None)
-                            outcome.done += 1
+                            row.update(ray.get(ref))
+                            row["error"] = stale_code(row["git"], git)
                         except Exception as e:  # noqa: BLE001 - recorded in the row
                             row.update(result=None, error=_error(e), started=None, seconds=None,
-                                       machine=None)
+                                       machine=None, git=git)
+                        if row["error"] is None:
+                            outcome.done += 1
+                        else:
                             outcome.failed += 1
-                        table.append({**row, "git": git, "workers": concurrency})
+                        table.append({**row, "workers": concurrency})
                         bar.set_postfix_str(f"{outcome.failed} failed, "
                                             f"{len(queue) + len(inflight)} remaining",
                                             refresh=False)

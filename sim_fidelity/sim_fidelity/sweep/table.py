@@ -4,13 +4,17 @@ finishes, so an interrupted sweep keeps every row it had and a rerun skips them.
 A row: ``run`` (the run key: function and parameters), ``function``, ``params``, ``result`` (the
 function's dict, nested dicts flattened to dotted keys; null when it failed), ``error`` (null,
 or the exception's type and message after Ray's one retry), ``seconds`` (wall time of the run),
-``git`` (commit of the code, and whether the tree had changes), ``machine`` (where it ran),
-``workers`` (runs going on at once in the sweep: timings are comparable only within that).
-The latest row of a run key is the one that counts.
+``git`` (the commit of the code the run's worker imported, and whether the tree had changes),
+``machine`` (where it ran), ``workers`` (runs going on at once in the sweep: timings are
+comparable only within that).
+The latest row of a run counts. Rows are matched to runs by their parameters with the function's
+current defaults filled in (:func:`row_key`), so a parameter added to a function later (whose
+default keeps the old behaviour) does not make the rows written before it run again.
 """
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import platform
@@ -21,6 +25,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import SweepError
+from .functions import FUNCTIONS
+from .spec import run_key
 
 
 def flatten(result: dict[str, Any], drop: Iterable[str] = (), prefix: str = "") -> dict[str, Any]:
@@ -53,6 +59,14 @@ def git_commit() -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     return {"commit": commit,
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None}
+
+
+@functools.cache
+def code_commit() -> dict[str, Any]:
+    """:func:`git_commit` read once per process, the first time it is asked: the commit of the
+    code this process imported (a process, a Ray worker above all, keeps the modules it imported
+    whatever is committed after)."""
+    return git_commit()
 
 
 def machine() -> dict[str, Any]:
@@ -94,11 +108,19 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+def row_key(row: dict[str, Any]) -> str:
+    """The run key of ``row``, its parameters completed by its function's current defaults: a row
+    written before a parameter was added matches the run at that parameter's default."""
+    function = FUNCTIONS.get(row.get("function"))
+    return run_key(row.get("function"), {**(function.defaults if function else {}),
+                                         **row["params"]})
+
+
 def latest(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The last row of every run key, in the order the keys first appeared."""
+    """The last row of every run (:func:`row_key`), in the order the runs first appeared."""
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        out[row["run"]] = row
+        out[row_key(row)] = row
     return out
 
 
