@@ -22,7 +22,16 @@ from sim_fidelity.sweep.functions import get
 from sim_fidelity.sweep.report import RESAMPLES, paired_ratio_ci
 from sim_fidelity.sweep.runner import execute
 from sim_fidelity.sweep.spec import run_key
-from sim_fidelity.sweep.table import TableWriter, read_rows
+from sim_fidelity.sweep.table import TableWriter, latest, read_rows
+
+
+def group(params: dict) -> str:
+    """``A 120 s``, with every other parameter that is not at its default (``medium=all``):
+    runs that differ in more than mode and seed are not paired."""
+    defaults = get("truck").defaults
+    rest = [f"{k}={v}" for k, v in params.items()
+            if k in defaults and k != "duration" and v != defaults[k]]
+    return " ".join([params["scenario"], f"{params['duration']:g} s", *rest])
 
 
 def outcome(rows: list[dict], mode: str, baseline: str = "hifi", metric: str = "rate_per_hour"
@@ -30,11 +39,10 @@ def outcome(rows: list[dict], mode: str, baseline: str = "hifi", metric: str = "
     """Per scenario and run duration: the seeds paired, ``mode``'s error against ``baseline``
     with its interval, and the baseline's spread between seeds."""
     rates: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-    for row in rows:
+    for row in latest(rows).values():
         if row.get("error") or row.get("function") != "truck":
             continue
-        p = row["params"]
-        rates[f"{p['scenario']} {p['duration']:g} s", p["mode"]][p["seed"]] = \
+        rates[group(row["params"]), row["params"]["mode"]][row["params"]["seed"]] = \
             row["result"][metric]
     rng = np.random.default_rng(0)
     out = {}
@@ -88,7 +96,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"{', '.join(args.tables)}: {result['metric']}, {args.mode} against hifi, seeds paired")
-    print(f"{'scenario':10} {'pairs':>5} {'error':>8} {'95% CI':>18}   {'hifi seeds':>10} "
+    print(f"{'group':10} {'pairs':>5} {'error':>8} {'95% CI':>18}   {'hifi seeds':>10} "
           f"{'mean':>7} {'sd':>6} {'cv':>6} {'min-max':>12}")
     for scenario, r in result["scenarios"].items():
         lo, hi = r["error_ci95_pct"]
