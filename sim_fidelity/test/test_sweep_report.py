@@ -2,6 +2,7 @@
 known tables (exact means, medians, paired ratios; intervals that hold what they must)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -227,3 +228,34 @@ def test_without_ray_the_error_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
     with pytest.raises(SweepError, match="the Python package 'ray' is missing"):
         runner.import_ray()
+
+
+def test_truck_outcome_pairs_seeds_beside_the_hifi_spread():
+    """bench/truck_outcome.py on a known table: AdFi-1's error over the seeds both modes ran
+    (latest row of a run; failed rows and runs at another ``medium`` apart), HiFi's spread over
+    all its seeds."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "truck_outcome.py"
+    spec = importlib.util.spec_from_file_location("truck_outcome", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    truck = get("truck")
+
+    def row(mode, seed, rate, error=None, **more):
+        params = truck.complete({"scenario": "A", "mode": mode, "seed": seed, "duration": 120,
+                                 **more}, "test")
+        return {"run": run_key("truck", params), "function": "truck", "params": params,
+                "result": None if error else {"rate_per_hour": rate}, "error": error}
+
+    rows = [row("hifi", 0, 100.0), row("hifi", 1, 110.0), row("hifi", 2, 90.0),
+            row("adfi-1", 0, 50.0), row("adfi-1", 0, 110.0), row("adfi-1", 1, 110.0),
+            row("adfi-1", 2, None, error="E: boom"), row("adfi-1", 2, 500.0, medium="all")]
+    result = bench.outcome(rows, "adfi-1")["scenarios"]
+    assert list(result) == ["A 120 s"]
+    a = result["A 120 s"]
+    assert a["seeds"] == [0, 1] and a["adfi-1"] == [110.0, 110.0]
+    assert a["error_pct"] == pytest.approx(100 * (220 / 210 - 1))
+    lo, hi = a["error_ci95_pct"]
+    assert 0 <= lo <= a["error_pct"] <= hi <= 10.0 + 1e-9  # the pairs' ratios are 1.1 and 1.0
+    assert (a["baseline_seeds"], a["baseline_mean"], a["baseline_range"]) == (3, 100.0, [90, 110])
+    assert a["baseline_sd"] == pytest.approx(10.0) and a["baseline_cv_pct"] == pytest.approx(10.0)
+    assert bench.group(rows[-1]["params"]) == "A 120 s medium=all"
