@@ -27,6 +27,7 @@ from simulation_interfaces.msg import SimulatorFeatures as F
 
 from sim_fidelity_interfaces import srv as ours
 
+from ...service_handshake import prove_reply_path
 from ..errors import (
     InvalidOperationError,
     SimulatorError,
@@ -108,6 +109,11 @@ class RosSimulator:
         self._step_size = step_size
         self._features: Features | None = None
         self._info: dict[str, EntityInfo] | None = None
+        # the idempotent query that proves the reply path before the first call (subclasses
+        # serving other interfaces name their own); see service_handshake
+        self._handshake: tuple[str, type] = ("/get_simulation_state", si.GetSimulationState)
+        self._handshake_lock = threading.Lock()
+        self._reply_path_proven = False
 
     # ------------------------------------------------------------------ plumbing
     def _spin(self) -> None:
@@ -198,7 +204,22 @@ class RosSimulator:
                 or not self._await(client.service_is_ready, self.timeout, poll=0.05)):
             raise SimulatorTimeoutError(f"{client.srv_name} is not available: is the simulator "
                                         "running?")
+        if not self._reply_path_proven:
+            self._prove_reply_path()
         return client.call_async(request if request is not None else self._types[key].Request())
+
+    def _prove_reply_path(self) -> None:
+        """Before the first call: the server answers a query re-sent on a client made after all
+        of ours, so it has discovered where every answer goes (``service_handshake``)."""
+        with self._handshake_lock:
+            if self._reply_path_proven:
+                return
+            name, kind = self._handshake
+            if not prove_reply_path(self._node, kind, name, self.timeout,
+                                    lambda done, s: self._await(done, s, poll=0.02)):
+                raise SimulatorTimeoutError(f"{name} did not answer within {self.timeout:g} s, "
+                                            "re-sent: the simulator may be gone")
+            self._reply_path_proven = False
 
     def _wait(self, key: str, future, timeout: float | None = None):
         client = self._clients[key]

@@ -65,6 +65,7 @@ class ClassicRosSimulator(RosSimulator):
             self._clients["gz:" + name] = self._node.create_client(
                 kind, qualified(name, gazebo_namespace))
             self._types["gz:" + name] = kind
+        self._handshake = (qualified("get_model_list", gazebo_namespace), gs.GetModelList)
         self._snapshot_lock = threading.Lock()
         self._snapshots: dict[str, tuple[float, list[str], np.ndarray, np.ndarray]] = {}
         for topic, endpoint in TOPICS.items():
