@@ -1,9 +1,10 @@
 """``simfid example conductor``: paper 003's Table 2 (`model_conductor/scenarios/`).
 
 ``simfid example conductor record [--out DIR] [--seed N]`` records the executions (bags and
-sidecar YAML files); ``simfid example conductor [--recordings DIR] [--seed N] [--json]
-[--plots DIR]`` replays every recording through the ensemble and the three baselines and prints
-Table 2 (without ``--recordings`` it records them first, into a temporary folder).
+sidecar YAML files); ``simfid example conductor [--recordings DIR] [--seed N] [--finger-drive
+effort|position] [--json] [--plots DIR]`` replays every recording through the ensemble and the
+three baselines and prints Table 2 (without ``--recordings`` it records them first, into a
+temporary folder).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..flag_types import integer, output_folder
+from ..model_conductor.scenarios import DEFAULT_FINGER_DRIVE, FINGER_DRIVES
 from ..ranges import at_least
 
 
@@ -27,6 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "the data set now, into a temporary folder)")
     p.add_argument("--seed", type=integer(at_least(0)), default=0,
                    help="data set seed when recording (default 0)")
+    p.add_argument("--finger-drive", choices=FINGER_DRIVES, default=DEFAULT_FINGER_DRIVE,
+                   help="how every replay drives the fingers: 'effort' applies the recorded "
+                        "finger efforts as torques (torque-controlled fingers), 'position' makes "
+                        f"the recorded finger positions servo targets (default "
+                        f"{DEFAULT_FINGER_DRIVE})")
     p.add_argument("--plots", type=output_folder, help="folder for the trajectory plots")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=run)
@@ -62,11 +69,12 @@ def run(args: argparse.Namespace) -> int:
             record_all(folder, args.seed, progress=_progress(args))
         sidecars = load_data_set(folder)
         show = _progress(args)
-        results = replay_all(folder, sidecars, progress=(
+        results = replay_all(folder, sidecars, finger_drive=args.finger_drive, progress=(
             (lambda r: show(f"{r.execution} {r.method}: {r.outcome} "
                             f"({'right' if r.correct else 'wrong'}), RTF "
                             f"{r.real_time_factor:.2f}")) if show else None))
-        plots = [*plot(results, args.plots), *_frames(folder, sidecars, args.plots)] \
+        plots = [*plot(results, args.plots),
+                 *_frames(folder, sidecars, args.plots, args.finger_drive)] \
             if args.plots else []
     rows = table(results)
     if args.json:
@@ -84,13 +92,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _frames(folder: Path, sidecars: list, out: Path) -> list[Path]:
+def _frames(folder: Path, sidecars: list, out: Path, finger_drive: str) -> list[Path]:
     """A rendered frame of each scenario; none (with a note) where off-screen GL is missing."""
     from ..model_conductor.scenarios.frames import render_frames
     from ..viz.errors import RenderError
 
     try:
-        return render_frames(folder, sidecars, out)
+        return render_frames(folder, sidecars, out, finger_drive)
     except RenderError as e:
         print(f"no rendered frames: {e}", file=sys.stderr)
         return []

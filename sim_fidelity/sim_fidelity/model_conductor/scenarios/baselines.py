@@ -1,7 +1,8 @@
 """The single-simulation baselines of paper 003, Sec. 4.2, on the embedded engine.
 
-1. **contact only**: the main simulation alone (a plain :class:`SimulatorModel`) replays the
-   recorded joint positions; the hand holds what its contacts hold.
+1. **contact only**: the main simulation alone (a :class:`~.drive.ReplayWorld`) replays the
+   recording (the arm by joint positions, the fingers as :mod:`.drive` says); the hand holds
+   what its contacts hold.
 2. **rigid binding on annotations**: :class:`BindingWorld` in mode ``annotation``: a
    ``close_hand`` annotation (through a trigger's ``bind`` event) welds the object nearest to the
    grasp point (within ``reach``) to the palm where it is; ``open_hand`` (``release``) frees it.
@@ -28,7 +29,8 @@ from ...world_generators import conductor_scenarios as cs
 from ...world_generators import ur5e_hand3 as arm
 from ..errors import ModelError
 from ..model import Requirement, RequirementKind, Stepping
-from ..simulation_model import SimulatorModel
+from . import DEFAULT_FINGER_DRIVE
+from .drive import ReplayWorld
 from .grasp import ROBOT
 
 PALM = f"{ROBOT}::palm"
@@ -49,15 +51,17 @@ def binding_engine(scene: Mapping[str, Mapping[str, Any]], objects: Sequence[str
     return MujocoEngine(loaded)
 
 
-class BindingWorld(SimulatorModel):
+class BindingWorld(ReplayWorld):
     """The main simulation with a grasp binding (baselines 2 and 3). Parameters: ``mode``
     (``annotation`` or ``force``), ``objects`` (graspable entities), ``reach``,
     ``force_threshold``, ``force_ticks``. Output: the simulator's plus ``bound`` (the object
     welded to the palm, or None)."""
 
     def __init__(self, name: str, simulator: MujocoEngine | None = None, *,
-                 stepping: Stepping = Stepping.SERVICE, period: float | None = None):
-        super().__init__(name, simulator, stepping=stepping, period=period)
+                 stepping: Stepping = Stepping.SERVICE, period: float | None = None,
+                 finger_drive: str = DEFAULT_FINGER_DRIVE):
+        super().__init__(name, simulator, stepping=stepping, period=period,
+                         finger_drive=finger_drive)
         self.mode = "annotation"
         self.reach, self.force_threshold, self.force_ticks = REACH, FORCE_THRESHOLD, FORCE_TICKS
         self.bound: str | None = None

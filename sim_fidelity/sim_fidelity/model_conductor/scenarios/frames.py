@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import DEFAULT_FINGER_DRIVE
 from .replay import prepare
 
 # (kind, seconds before the recording's open_hand annotation, camera x,y,z,distance,azimuth,el)
@@ -14,7 +15,7 @@ SHOTS = {"grasp_drop": (0.05, "0.12,-0.2,0.9,1.1,140,-25"),
 
 
 def render_frames(folder: str | Path, sidecars: Sequence[Mapping[str, Any]],
-                  out: str | Path) -> list[Path]:
+                  out: str | Path, finger_drive: str = DEFAULT_FINGER_DRIVE) -> list[Path]:
     """One still per scenario kind: the first recording of each replayed through the ensemble
     until just before the hand opens; returns the files written."""
     from ...viz.render import Filmer, View, write_still
@@ -26,7 +27,7 @@ def render_frames(folder: str | Path, sidecars: Sequence[Mapping[str, Any]],
         sidecar = next((s for s in sidecars if s["kind"] == kind and s["label"]["value"]), None)
         if sidecar is None:
             continue
-        conductor, world, source, _ = prepare(folder, sidecar, "ensemble")
+        conductor, world, source, _ = prepare(folder, sidecar, "ensemble", finger_drive)
         opened = next(m.time for m in source.messages
                       if m.kind == "action" and m.data["operation"] == "open_hand")
         conductor.run(duration=max(opened - before, conductor.step_size), source=source)

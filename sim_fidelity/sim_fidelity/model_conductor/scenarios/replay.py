@@ -3,8 +3,10 @@ outcome from what it simulated (paper 003, Sec. 4.3-4.4).
 
 Every method runs through the :class:`Conductor` with the recording as its data source
 (:class:`RecordedSource`): the main simulation is built from the sidecar's scene, the robot posed
-at the recording's first joint positions, and the joint positions drive the world's position
-servos. The ensemble's and baselines' YAML files are in ``config/conductor/scenario_*.yaml``.
+at the recording's first joint positions; the arm's recorded positions drive its position servos,
+the fingers are driven by their recorded efforts (torques) or positions (:mod:`.drive`), the same
+for every method. The ensemble's and baselines' YAML files are in
+``config/conductor/scenario_*.yaml``.
 """
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ from ..data_sources import RecordedSource
 from ..errors import ModelError
 from ..responsibility import Transfer
 from ..simulation_model import SimulatorModel
+from . import DEFAULT_FINGER_DRIVE
 from .baselines import BindingWorld, binding_engine
+from .drive import ReplayWorld, check_finger_drive
 from .insertion import CONNECT
 from .predicates import ball_in_container, within_cylinder
 from .recording import ROBOT, connection_point
@@ -91,6 +95,7 @@ class ReplayResult:
     kind: str
     variant: str
     method: str
+    finger_drive: str
     label: bool
     predicted: bool | None  # None: the replay did not finish (the physics blew up)
     outcome: str  # one word or two: what the method simulated
@@ -115,20 +120,23 @@ class ReplayResult:
         return out
 
 
-def build_world(method: str, scene: Mapping[str, Any], obj: str) -> SimulatorModel:
+def build_world(method: str, scene: Mapping[str, Any], obj: str,
+                finger_drive: str = DEFAULT_FINGER_DRIVE) -> SimulatorModel:
+    """The main simulation of a method (with the palm welds for baselines 2 and 3)."""
     if method in ("baseline_2", "baseline_3"):
-        return BindingWorld("world", binding_engine(scene, [obj]))
-    return SimulatorModel("world", MujocoEngine.from_string(
-        cs.scenario_world_sdf("scenario", scene)))
+        return BindingWorld("world", binding_engine(scene, [obj]), finger_drive=finger_drive)
+    return ReplayWorld("world", MujocoEngine.from_string(cs.scenario_world_sdf("scenario", scene)),
+                       finger_drive=finger_drive)
 
 
-def prepare(folder: str | Path, sidecar: Mapping[str, Any], method: str
+def prepare(folder: str | Path, sidecar: Mapping[str, Any], method: str,
+            finger_drive: str = DEFAULT_FINGER_DRIVE
             ) -> tuple[Conductor, SimulatorModel, RecordedSource, Tracker]:
     """The conductor of a method, initialised for a recording, its main simulation, the
     recording as a data source and a tracker of the scenario's object (listening)."""
     kind = sidecar["kind"]
     obj = OBJECT[kind]
-    world = build_world(method, sidecar["scene"], obj)
+    world = build_world(method, sidecar["scene"], obj, check_finger_drive(finger_drive))
     pose_robot(world.sim, np.asarray(sidecar["initial_joints"]["position"], float))
     config = load_config(config_path(method, kind))
     conductor = config.build({"world": world})
@@ -138,12 +146,14 @@ def prepare(folder: str | Path, sidecar: Mapping[str, Any], method: str
     return conductor, world, RecordedSource(Path(folder) / sidecar["bag"]), tracker
 
 
-def replay(folder: str | Path, sidecar: Mapping[str, Any], method: str) -> ReplayResult:
-    """Replay one recording (its sidecar's content; the bag in ``folder``) through a method."""
+def replay(folder: str | Path, sidecar: Mapping[str, Any], method: str,
+           finger_drive: str = DEFAULT_FINGER_DRIVE) -> ReplayResult:
+    """Replay one recording (its sidecar's content; the bag in ``folder``) through a method,
+    the fingers driven by ``finger_drive`` (:data:`.drive.FINGER_DRIVES`)."""
     kind = sidecar["kind"]
     obj = OBJECT[kind]
     scene = sidecar["scene"]
-    conductor, world, source, tracker = prepare(folder, sidecar, method)
+    conductor, world, source, tracker = prepare(folder, sidecar, method, finger_drive)
     error = None
     wall0 = _time.perf_counter()
     try:
@@ -164,7 +174,8 @@ def replay(folder: str | Path, sidecar: Mapping[str, Any], method: str) -> Repla
     if error is not None:
         predicted = None
     result = ReplayResult(
-        sidecar["name"], kind, sidecar["variant"], method, bool(sidecar["label"]["value"]),
+        sidecar["name"], kind, sidecar["variant"], method, finger_drive,
+        bool(sidecar["label"]["value"]),
         predicted, "", sim_time / wall if wall > 0 else float("inf"), sim_time, wall,
         [{"time": round(t.time, 4), "entity": t.entity, "attribute": t.attribute,
           "from": t.from_model, "to": t.to_model, "cause": t.cause}

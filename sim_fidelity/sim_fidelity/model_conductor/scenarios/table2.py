@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import DEFAULT_FINGER_DRIVE
 from .replay import METHODS, ReplayResult, replay
 
 # the paper's Table 2 (correct interpretations; "n/a": not reported)
@@ -17,13 +18,13 @@ TITLES = {"ensemble": "model ensemble", "baseline_1": "baseline 1 (contact only)
 
 
 def replay_all(folder: str | Path, sidecars: Sequence[Mapping[str, Any]],
-               methods: Sequence[str] = METHODS,
+               methods: Sequence[str] = METHODS, finger_drive: str = DEFAULT_FINGER_DRIVE,
                progress: Callable[[ReplayResult], None] | None = None) -> list[ReplayResult]:
-    """Every recording through every method."""
+    """Every recording through every method, the fingers driven by ``finger_drive``."""
     results = []
     for sidecar in sidecars:
         for method in methods:
-            result = replay(folder, sidecar, method)
+            result = replay(folder, sidecar, method, finger_drive)
             results.append(result)
             if progress is not None:
                 progress(result)
@@ -57,6 +58,7 @@ def table(results: Sequence[ReplayResult]) -> dict[str, dict[str, Any]]:
             "insertion_not_connected": _count([r for r in insert if not r.label]),
             "failure_mode_grasp": _mode(grasp), "failure_mode_insertion": _mode(insert),
             "outcomes": dict(Counter(f"{r.kind}:{r.outcome}" for r in mine)),
+            "finger_drive": sorted({r.finger_drive for r in mine}),
             "rtf_mean": sum(rtf) / len(rtf) if rtf else 0.0,
             "rtf_min": min(rtf, default=0.0), "rtf_max": max(rtf, default=0.0),
             "paper": dict(zip(("grasp_successful", "grasp_failed", "insertion_successful"),
@@ -72,7 +74,9 @@ def report(rows: Mapping[str, Mapping[str, Any]]) -> str:
 
     head = (f"{'method':<28} {'grasp ok':>8} {'grasp fail':>10} {'insertion':>9} "
             f"{'(conn/not)':>10}  {'failure mode (grasp; insertion)':<32} {'RTF':>5}   paper")
-    lines = ["Table 2: correct interpretations out of all executions", head, "-" * len(head)]
+    drives = sorted({d for row in rows.values() for d in row["finger_drive"]})
+    lines = [f"Table 2: correct interpretations out of all executions (fingers driven by "
+             f"recorded {', '.join(drives)})", head, "-" * len(head)]
     for method, row in rows.items():
         split = f"{frac(row['insertion_connected'])}|{frac(row['insertion_not_connected'])}"
         mode = f"{row['failure_mode_grasp']}; {row['failure_mode_insertion']}"
