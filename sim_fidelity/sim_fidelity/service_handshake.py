@@ -44,3 +44,14 @@ def prove_reply_path(node: Any, srv_type: type, name: str, timeout: float, wait:
         for future in sent:
             if not future.done():
                 client.remove_pending_request(future)
+
+
+def polled(done: Callable[[], bool], seconds: float, period: float = 0.02) -> bool:
+    """A :data:`Wait` for callers with nothing to be notified by: checks ``done`` every
+    ``period`` s."""
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(period)
+    return True

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...service_handshake import polled, prove_reply_path
 from ..errors import ModelError
 from ..model import Model, ModelKind, Requirement, RequirementKind, Stepping
 from .convert import AttributeValue
@@ -249,12 +250,18 @@ class _ServiceNode:
         ``timeout`` seconds."""
         client = self._clients.get(service)
         if client is None:
-            client = self._clients[service] = self.node.create_client(srv_type, service)
+            from rcl_interfaces.srv import GetParameters
+            client = self.node.create_client(srv_type, service)
+            node = service.rsplit("/", 1)[0]  # every node answers its parameter queries
             if not client.wait_for_service(timeout_sec=timeout):
-                del self._clients[service]
                 self.node.destroy_client(client)
                 raise ModelError(model, f"no service {service} within {timeout:g} s "
                                         "(is its model_node running?)")
+            if not prove_reply_path(self.node, GetParameters, f"{node}/get_parameters", timeout,
+                                    polled):
+                self.node.destroy_client(client)
+                raise ModelError(model, f"{node} did not answer within {timeout:g} s")
+            self._clients[service] = client
         done = threading.Event()
         future = client.call_async(request)
         future.add_done_callback(lambda _f: done.set())
