@@ -108,29 +108,11 @@ def test_geodetic_conversion_errors_name_the_entry() -> None:
                         "state": [dict(fix, origin="o")], "action": [act]})
 
 
-# Exits once argv[1] GPS fixes (1 Hz) and argv[2] mission rewards (0.5 Hz) have arrived, counted
-# on the topics the recorder records (not the wall, nor /clock, which runs ahead of the mission
-# and of the recorder's discovery on a loaded machine).
-SAMPLES_SEEN = """
-import sys, rclpy
-from sensor_msgs.msg import NavSatFix
-from std_msgs.msg import Float64
-until = {'fix': int(sys.argv[1]), 'reward': int(sys.argv[2])}
-rclpy.init()
-node = rclpy.create_node('sample_probe')
-seen = {'fix': 0, 'reward': 0}
-def count(key):
-    return lambda _: seen.__setitem__(key, seen[key] + 1)
-node.create_subscription(NavSatFix, '/ugv/gps/fix', count('fix'), 10)
-node.create_subscription(Float64, '/ugv_mission/reward', count('reward'), 10)
-while any(seen[k] < until[k] for k in until):
-    rclpy.spin_once(node, timeout_sec=0.1)
-"""
-
-
 def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) -> None:
     """sim_server, ugv_mission and ``simfid record --preset ugv --use-sim-time``, each a real
-    process: the bag reads through the spec as a mission up the first leg."""
+    process: the bag of the whole mission reads through the spec as a drive up the first leg.
+    The server starts paused and plays once the recorder has matched a publisher on every topic,
+    so the bag begins at the course's start whatever discovery costs on a loaded machine."""
     import os
     import signal
     import subprocess
@@ -138,36 +120,37 @@ def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) ->
 
     from ros_processes import REPO, next_domain, start_node, stop, wait_for
 
+    from sim_fidelity.simulator import SimState
+    from sim_fidelity.simulator.ros.client import RosSimulator
     from sim_fidelity.ugv.course import world_path
 
     domain = next_domain()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    log = tmp_path / "record.log"
+    log, server_log, mission_log = (tmp_path / f"{n}.log" for n in ("record", "sim_server",
+                                                                     "mission"))
+
+    def logs() -> str:
+        return "\n".join(f"--- {f.name}:\n{f.read_text()[-2000:] if f.exists() else ''}"
+                         for f in (log, server_log, mission_log))
+
     recorder = subprocess.Popen([sys.executable, "-m", "sim_fidelity.cli", "record", "--preset",
                                  "ugv", "-o", str(tmp_path / "bag"), "--use-sim-time"],
                                 cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     server = mission = None
     try:
-        assert wait_for(lambda: "recording 6 topics" in log.read_text(), 60.0), log.read_text()
+        assert wait_for(lambda: "recording 6 topics" in log.read_text(), 60.0), logs()
         server = start_node("sim_fidelity.simulator.ros.server",
-                            {"world": str(world_path("design")), "real_time_factor": 4.0},
-                            domain, tmp_path / "sim_server.log")
+                            {"world": str(world_path("design")), "real_time_factor": 4.0,
+                             "paused": True}, domain, server_log)
         mission = start_node("sim_fidelity.ugv.node", {"use_sim_time": True}, domain,
-                             tmp_path / "mission.log")
-        assert wait_for(lambda: (tmp_path / "mission.log").read_text().count("started") > 0,
-                        60.0), (tmp_path / "mission.log").read_text()
-        first = [f"first message on {t}" for t in ("/ugv/gps/fix", "/ugv/imu",
-                                                    "/model/ugv/cmd_ackermann",
-                                                    "/ugv_mission/reward")]
-        assert wait_for(lambda: all(line in log.read_text() for line in first), 120.0), \
-            log.read_text()
-        # then 12 s of fixes and rewards (a few 2 s samples up the first leg), counted on the
-        # topics: a loaded machine neither reaches the server's 4x nor discovers at once
-        clock = subprocess.run([sys.executable, "-c", SAMPLES_SEEN, "12", "6"], env=env,
-                               capture_output=True, text=True, timeout=240)
-        assert clock.returncode == 0, clock.stdout + clock.stderr
+                             mission_log)
+        assert wait_for(lambda: log.read_text().count("matched a publisher on") == 6, 120.0), \
+            logs()
+        with RosSimulator(domain_id=domain, timeout=60.0) as sim:
+            sim.set_sim_state(SimState.PLAYING)
+        assert wait_for(lambda: "mission done" in mission_log.read_text(), 300.0), logs()
         recorder.send_signal(signal.SIGINT)
-        assert recorder.wait(60) == 0, log.read_text()
+        assert recorder.wait(60) == 0, logs()
     finally:
         for proc in (mission, server):
             if proc is not None:
@@ -175,6 +158,6 @@ def test_recording_the_course_over_ros_reads_through_the_spec(tmp_path: Path) ->
         if recorder.poll() is None:
             recorder.kill()
     h = read_history(tmp_path / "bag", load_spec(SPEC))
-    assert len(h) >= 3, log.read_text()
+    assert len(h) >= 3, logs()
     assert h.s2[-1, 1] - h.s[0, 1] > 2.0  # y (north, from the GPS fixes) grows up the first leg
     assert np.all(h.u[:, 0] >= 0) and h.u[:, 0].max() > 0.5  # commanded speeds

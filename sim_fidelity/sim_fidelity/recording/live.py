@@ -42,8 +42,9 @@ def _message_class(type_name: str):
 def record(preset: Preset, path: str | Path, *, use_sim_time: bool = False,
            duration: float = 0.0, report: Callable[[str], None] = print) -> RecordResult:
     """Record ``preset``'s topics to a new bag at ``path`` until SIGINT/SIGTERM (or
-    ``duration`` seconds of wall time, if > 0). ``report`` hears one line once subscribed and
-    one as each topic's first message arrives (discovery can take seconds on a busy machine)."""
+    ``duration`` seconds of wall time, if > 0). ``report`` hears one line once subscribed, one
+    as each topic's first publisher is matched and one as its first message arrives (discovery
+    can take seconds on a busy machine)."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     stop = threading.Event()
     stopped_by: list[int] = []
@@ -93,8 +94,12 @@ def _record(preset: Preset, path: Path, use_sim_time: bool, duration: float,
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         report(f"recording {len(subs)} topics to {path} ({preset.storage}); Ctrl-C stops")
+        unmatched = dict(subs)
         while not stop.is_set() and (duration <= 0 or time.monotonic() - started < duration):
             executor.spin_once(timeout_sec=POLL_S)
+            for topic in [t for t, sub in unmatched.items() if sub.get_publisher_count()]:
+                del unmatched[topic]
+                report(f"matched a publisher on {topic}")
         # stop subscribing: take what has arrived, write it, then close
         deadline = time.monotonic() + DRAIN_BUDGET_S
         for topic, sub in subs.items():
