@@ -1,6 +1,7 @@
 """How a Table 2 replay drives the robot from a recorded JointState
 (model_conductor/scenarios/drive.py): the arm by position targets, the fingers by the recorded
-efforts as torques (the default) or by the recorded positions as servo targets."""
+efforts as torques with the finger servos toward the recorded positions (``impedance``, the
+default), by the efforts alone (``effort``) or by the positions alone (``position``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,16 +74,33 @@ def test_position_drive_servos_the_fingers_to_their_recorded_positions():
     np.testing.assert_allclose(e.joint_positions(FINGERS), target[6:], atol=0.03)
 
 
+def test_impedance_drive_adds_the_recorded_torque_to_the_servo_toward_the_recorded_position():
+    world = _world("impedance")
+    e = world.sim
+    assert e.get_lever(FINGERS, Lever.ACTUATION).all()
+    torque = np.tile([0.3, 0.0], 3)
+    world.input("/joint_states", _message(START, np.r_[np.zeros(6), torque]))
+    np.testing.assert_allclose(e.data.ctrl[_actuators(world, FINGERS)], START[6:])
+    _, dofs = e.index.joint_addresses(e.model, FINGERS)
+    np.testing.assert_allclose(e.data.qfrc_applied[dofs], torque)
+    e.run_for(0.5)
+    # at rest the servo (p_gain 4 N m/rad) balances the torque: 0.3 / 4 rad past the target
+    offset = torque[0] / arm.FINGER_GAINS[0]
+    np.testing.assert_allclose(e.joint_positions(FINGERS)[::2], START[6::2] + offset, atol=0.015)
+    np.testing.assert_allclose(e.joint_positions(FINGERS)[1::2], START[7::2], atol=0.03)
+
+
 def test_every_method_gets_the_drive_asked_for_and_bad_drives_are_named():
-    assert DEFAULT_FINGER_DRIVE == "effort" and set(FINGER_DRIVES) == {"effort", "position"}
+    assert DEFAULT_FINGER_DRIVE == "impedance"
+    assert set(FINGER_DRIVES) == {"impedance", "effort", "position"}
     scene = {"ball": {"type": "ball", "pose": [0.3, -0.4, 0.9, 0, 0, 0, 1]}}
     for method in ("ensemble", "baseline_1", "baseline_2", "baseline_3"):
         for drive in FINGER_DRIVES:
             world = build_world(method, scene, "ball", drive)
             assert world.finger_drive == drive
-            assert world.sim.get_lever(FINGERS, Lever.ACTUATION).all() == (drive == "position")
-    with pytest.raises(ValueError, match="finger drive must be one of effort, position; got "
-                                         "'torque'"):
+            assert world.sim.get_lever(FINGERS, Lever.ACTUATION).all() == (drive != "effort")
+    with pytest.raises(ValueError, match="finger drive must be one of impedance, effort, "
+                                         "position; got 'torque'"):
         build_world("baseline_1", scene, "ball", "torque")
 
 
@@ -91,8 +109,9 @@ def test_cli_takes_the_finger_drive(tmp_path):
 
     parser = build_parser()
     args = parser.parse_args(["example", "conductor", "--recordings", str(tmp_path)])
-    assert args.finger_drive == "effort"
-    args = parser.parse_args(["example", "conductor", "--finger-drive", "position"])
-    assert args.finger_drive == "position"
+    assert args.finger_drive == "impedance"
+    for drive in FINGER_DRIVES:
+        args = parser.parse_args(["example", "conductor", "--finger-drive", drive])
+        assert args.finger_drive == drive
     with pytest.raises(SystemExit):
         parser.parse_args(["example", "conductor", "--finger-drive", "torque"])

@@ -228,6 +228,17 @@ def test_baseline_2_binds_on_close_hand_and_releases_on_open_hand(data_set):
         + 0.1  # carried up with the hand
 
 
+def test_a_replay_is_deterministic_and_names_its_finger_drive(data_set):
+    folder, sidecars = data_set
+    first, again = (replay(folder, sidecars["grasp_01"], "baseline_1", "effort")
+                    for _ in range(2))
+    assert first.finger_drive == again.finger_drive == "effort"
+    assert first.to_dict()["finger_drive"] == "effort"
+    np.testing.assert_array_equal(first.times, again.times)
+    np.testing.assert_array_equal(first.positions, again.positions)
+    assert (first.predicted, first.outcome) == (again.predicted, again.outcome)
+
+
 
 def test_bad_data_sets_and_parameters_are_named(tmp_path):
     with pytest.raises(ConductorError, match="holds no executions.yaml"):

@@ -2,9 +2,9 @@
 
 ``simfid example conductor record [--out DIR] [--seed N]`` records the executions (bags and
 sidecar YAML files); ``simfid example conductor [--recordings DIR] [--seed N] [--finger-drive
-effort|position] [--json] [--plots DIR]`` replays every recording through the ensemble and the
-three baselines and prints Table 2 (without ``--recordings`` it records them first, into a
-temporary folder).
+impedance|effort|position] [--json] [--plots DIR]`` replays every recording through the
+ensemble and the three baselines and prints Table 2 (without ``--recordings`` it records them
+first, into a temporary folder).
 """
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=integer(at_least(0)), default=0,
                    help="data set seed when recording (default 0)")
     p.add_argument("--finger-drive", choices=FINGER_DRIVES, default=DEFAULT_FINGER_DRIVE,
-                   help="how every replay drives the fingers: 'effort' applies the recorded "
-                        "finger efforts as torques (torque-controlled fingers), 'position' makes "
-                        f"the recorded finger positions servo targets (default "
+                   help="how every replay drives the fingers: 'impedance' applies the "
+                        "recorded finger efforts as torques and servos toward the recorded "
+                        "positions (a torque-controlled hand), 'effort' the torques alone, "
+                        "'position' makes the recorded positions servo targets (default "
                         f"{DEFAULT_FINGER_DRIVE})")
     p.add_argument("--plots", type=output_folder, help="folder for the trajectory plots")
     p.add_argument("--json", action="store_true", help="print the results as JSON")

@@ -4,5 +4,5 @@ single-simulation baselines and the replays that compare them."""
 
 # how a replay drives the robot's fingers (model_conductor/scenarios/drive.py); here, so that the
 # command line can offer them without importing the simulator
-FINGER_DRIVES = ("effort", "position")
-DEFAULT_FINGER_DRIVE = "effort"
+FINGER_DRIVES = ("impedance", "effort", "position")
+DEFAULT_FINGER_DRIVE = "impedance"

@@ -3,11 +3,18 @@
 The arm's joints follow their recorded positions (the world's position servos get them as
 targets). The fingers are driven in one of :data:`FINGER_DRIVES`:
 
-* ``effort`` (the default): the recorded finger efforts are applied as joint torques, the finger
-  servos switched off (ACTUATION lever), as Rollin' Justin's torque-controlled fingers are
-  driven; a finger closes until it meets something and then presses with the recorded torque;
-* ``position``: the recorded finger positions are the finger servos' targets (soft servos, the
-  ``ur5e_hand3`` model's 4 N m/rad), the drive of every replay before the effort drive existed.
+* ``impedance`` (the default): the recorded finger efforts are applied as joint torques (feed
+  forward) and the finger servos (the ``ur5e_hand3`` model's 4 N m/rad) pull toward the recorded
+  positions, as a torque-controlled hand (Rollin' Justin's) plays a trajectory back: where the
+  finger is where it was recorded, it presses with the recorded torque; where it is not (the
+  object elsewhere, the free hand drifting), the servo corrects. Each part keeps the finger's
+  1.5 N m limit, so together they can reach 3 N m;
+* ``effort``: the recorded efforts alone, open loop (finger servos off, ACTUATION lever): a finger
+  closes until it meets something and presses with the recorded torque, but nothing brings it
+  back onto the recorded path (a hand may not open fully where the recording's did);
+* ``position``: the recorded finger positions are the finger servos' targets (the drive of every
+  replay before the others existed): the servo recreates only part of a squeeze, since a
+  recorded angle is the squeezed one.
 
 Every method of Table 2 (the ensemble and the three baselines) gets the same drive.
 """
@@ -45,19 +52,21 @@ class ReplayWorld(SimulatorModel):
         self.finger_drive = check_finger_drive(finger_drive)
         self._fingers = arm.finger_joints()
         self._finger_dofs = np.zeros(0, int)
-        if simulator is not None and self.finger_drive == "effort":
+        if simulator is not None and self.finger_drive != "position":
             self._torque_fingers()
 
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         loaded = self.sim is None
         super().initialise(parameters)
-        if loaded and self.finger_drive == "effort":
+        if loaded and self.finger_drive != "position":
             self._torque_fingers()
 
     def _torque_fingers(self) -> None:
-        """Switch the finger servos off; the fingers take torques (within their limit)."""
+        """The fingers take the recorded torques (within their limit); ``effort`` switches
+        their servos off (open loop)."""
         joints = [f"{ROBOT}::{j}" for j in self._fingers]
-        self.sim.set_lever(joints, Lever.ACTUATION, False)
+        if self.finger_drive == "effort":
+            self.sim.set_lever(joints, Lever.ACTUATION, False)
         self._finger_dofs = np.asarray(
             self.sim.index.joint_addresses(self.sim.model, joints)[1], int)
 
@@ -67,11 +76,12 @@ class ReplayWorld(SimulatorModel):
             return
         names = list(message["name"])
         fingers = [names.index(j) for j in self._fingers if j in names]
-        others = [i for i, n in enumerate(names) if n not in self._fingers]
+        servoed = [i for i, n in enumerate(names)
+                   if n not in self._fingers or self.finger_drive == "impedance"]
         positions = np.asarray(message.get("position", ()), float)
         if len(positions) == len(names):
-            super().input(topic, {"name": [names[i] for i in others],
-                                  "position": positions[others]})
+            super().input(topic, {"name": [names[i] for i in servoed],
+                                  "position": positions[servoed]})
         effort = np.asarray(message.get("effort", ()), float)
         if len(fingers) == len(self._fingers) and len(effort) == len(names):
             limit = arm.FINGER_GAINS[2]
