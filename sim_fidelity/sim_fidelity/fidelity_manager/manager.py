@@ -1,12 +1,15 @@
 """The fidelity manager: signalers decide, helpers toggle, a simulator between (paper 000, Sec. 3).
 
-``tick()`` reads every state the signalers need in one ``get_states`` call, asks each signaler for
-its trees' levels, and lets the helper bank apply the changes in batch. A level can be held against
-the signalers (:meth:`FidelityManager.set_fidelity` with ``hold=True``) or set once; a set-once
-level stays until the tree's signalled level next changes (helpers toggle only on a change of the
-signal). ``close()`` (also on leaving a ``with`` block, on exceptions, and, with
-:func:`sim_fidelity.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns every object to its
-start state.
+``tick()`` reads every state the signalers need in one read, asks each signaler for its trees'
+levels, and lets the helper bank apply the changes in batch. In process the read is incremental
+(:mod:`..simulator.state_reader`: only the rows whose raw state changed since the last tick are
+turned into poses and twists again; with MuJoCo's sleeping islands, the awake ones); over ROS,
+and with ``incremental=False``, every row goes through ``get_states``. Both give the same levels.
+A level can be held against the signalers (:meth:`FidelityManager.set_fidelity` with
+``hold=True``) or set once; a set-once level stays until the tree's signalled level next changes
+(helpers toggle only on a change of the signal). ``close()`` (also on leaving a ``with`` block, on
+exceptions, and, with :func:`sim_fidelity.shutdown.raise_on_signals`, on SIGINT/SIGTERM) returns
+every object to its start state.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import numpy as np
 
 from ..simulator.errors import InvalidOperationError
 from ..simulator.protocol import Simulator
+from ..simulator.state_reader import state_reader
 from .config import FidelityConfig
 from .errors import SettleError, UnknownNameError
 from .helpers import HelperBank
@@ -39,10 +43,12 @@ class TickReport:
 
 
 class FidelityManager:
-    """Manages the fidelity of the trees of one scene through a :class:`Simulator`."""
+    """Manages the fidelity of the trees of one scene through a :class:`Simulator`;
+    ``incremental=False`` reads every state row at every tick (the reference the incremental read
+    is tested against)."""
 
     def __init__(self, sim: Simulator, config: FidelityConfig | str | Path,
-                 preset: str | None = None):
+                 preset: str | None = None, incremental: bool = True):
         self.sim = sim
         self.config = config if isinstance(config, FidelityConfig) else FidelityConfig.load(config)
         self.preset = preset or self.config.default_preset
@@ -64,6 +70,7 @@ class FidelityManager:
             self._plan.append((sig, idx, slice(rows[0], rows[-1] + 1) if rows and contiguous
                                else np.array(rows, np.intp)))
         self.state_names = list(row)
+        self.reader = state_reader(sim, self.state_names, incremental)
         self.signalled = np.full(n, NOT_SIGNALLED, LEVEL_DTYPE)
         self.held = self.fixed.copy()
         self.closed = False
@@ -87,8 +94,7 @@ class FidelityManager:
         t = self.sim.time
         changed = np.zeros(0, np.intp)
         if self.helpers is not None:
-            poses, twists = (self.sim.get_states(self.state_names) if self.state_names
-                             else (np.zeros((0, 7)), np.zeros((0, 6))))
+            poses, twists, _ = self.reader.read()
             current = self.helpers.level
             signal = self.signalled.copy()
             for sig, idx, rows in self._plan:
