@@ -17,6 +17,7 @@ from sim_fidelity.physics_bench import appendix, stats
 from sim_fidelity.physics_bench.timing import make_engine, time_steps
 from sim_fidelity.simulator import EntityKind, InvalidOperationError, Lever
 from sim_fidelity.simulator.engine import MujocoEngine
+from sim_fidelity.simulator.errors import SimulationDivergedError
 from sim_fidelity.simulator.islands import deal, groups, pair_bounds, time_to_contact
 from sim_fidelity.simulator.parallel import IslandParallelEngine
 from sim_fidelity.world_generators import drop_test
@@ -236,6 +237,46 @@ def test_groups_approaching_fast_merge_before_contact():
     par.close()
 
 
+def _runaway() -> tuple[IslandParallelEngine, MujocoEngine]:
+    """Sphere a, at 1 m/s, with a negative damping that doubles its speed every step (it
+    diverges after about 25 steps), b far away: two parts, chunks as long as 100 steps."""
+    world = _space(_sphere("a", -50.0, 0.0), _sphere("b", 50.0, 0.0))
+    par = IslandParallelEngine.from_string(world, threads=2)
+    serial = MujocoEngine.from_string(world)
+    for e in (par, serial):
+        e.set_states(["a"], twists=np.array([[1.0, 0, 0, 0, 0, 0]]))
+        dof = e.index.body_free_dof[e.index.body_id["a::link"]]
+        e.model.dof_damping[dof] = -0.5 / e.step_size  # implicit: v' = v - h b v / (m + h b)
+    return par, serial
+
+
+def test_a_divergence_goes_back_to_the_start_of_the_call_that_asked_for_it():
+    """Steps deferred from returned calls run again after the undo: the world ends where the
+    serial engine's does, at the start of the call whose steps diverged."""
+    par, serial = _runaway()
+    for e in (par, serial):
+        for _ in range(10):
+            e.step(1)
+        with pytest.raises(SimulationDivergedError, match="bad acceleration of 'a::link'"):
+            e.step(95)  # the chunk fills: 10 deferred steps and 90 of this call
+    assert len(par.parts) == 2 and par.divergences == serial.divergences == 1
+    assert par.time == serial.time == pytest.approx(0.010)
+    assert _pair(serial, par, ["a", "b"]) == (0.0, 0.0)
+    par.close()
+
+
+def test_a_divergence_in_steps_of_returned_calls_says_so():
+    """Deferred steps of calls that returned diverge when a read runs them: the world goes back
+    where those steps began (the chunk's start), and the error says whose steps they were."""
+    par, _ = _runaway()
+    for _ in range(40):
+        par.step(1)  # deferred: the chunk is not full
+    with pytest.raises(SimulationDivergedError, match="deferred from calls that had returned"):
+        par.get_states(["a"])
+    assert par.time == 0.0 and par.divergences == 1
+    par.close()
+
+
 # --- the one-world view --------------------------------------------------------------------------
 def test_levers_and_state_work_in_parallel_mode():
     par = IslandParallelEngine.from_file(WORLDS / "drop_test.sdf", threads=2)
@@ -344,6 +385,17 @@ def test_statistics_of_a_synthetic_timing_series():
         stats.trial_times(np.array([]))
     with pytest.raises(stats.TimingError):
         stats.trial_times(np.array([1.0, -1.0]))
+    with pytest.raises(stats.TimingError, match="window"):
+        stats.trial_times(np.array([1.0]), window=0)
+
+
+def test_windows_give_chunked_stepping_its_per_step_time():
+    """A chunked engine's calls: three deferred calls cost nothing and the fourth runs the
+    chunk; over windows of whole chunks the minimum is a step's time, not a deferred call's."""
+    chunked = stats.trial_times(np.array([0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 8.0]), window=4)
+    assert (chunked.mean, chunked.min, chunked.max) == (1.5, 1.0, 2.0)
+    ragged = stats.trial_times(np.array([4.0, 1.0, 3.0, 2.0, 6.0]), window=2)
+    assert (ragged.min, ragged.max, ragged.steps) == (2.5, 6.0, 5)
 
 
 def test_time_steps_times_each_call_and_advances_the_world():

@@ -58,6 +58,7 @@ DOF_SIZE = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL):
 MODEL_CACHE = 64  # compiled part models kept per engine
 REFINE_MAX = 64  # geom pairs whose exact distance is computed per check, at most
 BALANCE_INTERVAL = 1000  # steps between checks of whether parted groups unbalance the parts
+MAX_INTERVAL = 100  # steps a chunk may last at most (by default): chunks end at its multiples
 
 
 @dataclass
@@ -121,6 +122,16 @@ class Checked(NamedTuple):
         return Motion(lo, hi, xpos, self.radius, speed, xmat, self.ids)
 
 
+def _parts_apart_time(a: Motion, b: Motion, gravity: float) -> float:
+    """A lower bound of the earliest time a geom of ``a`` could touch one of ``b``: the gap
+    between the world boxes around all of each side's geoms, closed at the fastest speed bounds of
+    both sides (:func:`.islands.time_to_contact`)."""
+    sep = np.maximum(0.0, np.maximum(a.lo.min(axis=0) - b.hi.max(axis=0),
+                                     b.lo.min(axis=0) - a.hi.max(axis=0)))
+    return islands.time_to_contact_scalar(float(np.sqrt(sep @ sep)),
+                                          float(a.speed.max() + b.speed.max()), gravity)
+
+
 class _Worker:
     """A persistent thread that steps one part ``n`` times (one ``mj_step(m, d, n)`` call: the
     bindings release the GIL for all ``n``) whenever it is started; plain C locks hand it over."""
@@ -171,7 +182,7 @@ class IslandParallelEngine(MujocoEngine):
     """
 
     def __init__(self, world, *, threads: int | None = None, horizon: int = 5,
-                 max_interval: int = 100, **kwargs):
+                 max_interval: int = MAX_INTERVAL, **kwargs):
         if threads is None:
             threads = int(world.physics.get("island_threads", 0))
         if threads < 0:
@@ -188,6 +199,7 @@ class IslandParallelEngine(MujocoEngine):
         self._ahead = False  # parts have stepped since the world last gathered their state
         self._touched = True  # the world's model or data may have changed since the last scatter
         self._pending = 0  # steps asked for and not run yet (run at a chunk's end or any read)
+        self._earlier = 0  # of those, the steps of calls that have returned (run first)
         self._room = 0  # steps that may be deferred without a look at the parts
         self._until_check = 0  # steps the parts may run before they must be checked again
         self._until_balance = 0  # steps before the groups' balance is checked again
@@ -305,6 +317,7 @@ class IslandParallelEngine(MujocoEngine):
             return
         if n < 0:
             raise InvalidOperationError(f"cannot step a negative number of steps ({n})")
+        self._earlier = self._pending
         if not self._built or (self._parts and self._touched):
             self._scatter()
         if not self._parts:
@@ -361,8 +374,13 @@ class IslandParallelEngine(MujocoEngine):
         return next(k for k in range(min(4 * self.horizon, self.max_interval),
                                      self.max_interval + 1) if self.max_interval % k == 0)
 
+    def run_deferred(self) -> None:
+        """Run the steps still deferred (any read of the world does it too)."""
+        self._flush()
+
     def _flush(self) -> None:
         if self._pending:
+            self._earlier = self._pending  # a read: every deferred step is of a returned call
             self._advance(final=True)
 
     def _advance(self, final: bool) -> None:
@@ -372,7 +390,10 @@ class IslandParallelEngine(MujocoEngine):
         while self._pending:
             if not self._parts:  # merged into one: the rest steps serially
                 n, self._pending = self._pending, 0
-                self._step_whole(n)
+                earlier, self._earlier = min(self._earlier, n), 0
+                if earlier:  # a divergence in this call's steps then goes back to its start
+                    self._step_whole(earlier)
+                self._step_whole(n - earlier)
                 return
             k = min(self._until_check, self._due())
             if k > self._pending:
@@ -383,9 +404,9 @@ class IslandParallelEngine(MujocoEngine):
             self._chunk(k)
 
     def _chunk(self, k: int) -> None:
-        """Step the parts ``k`` times, then check them. A part that diverged puts every part
-        back where the chunk began (the engine's contract: undone, counted, raised); units of
-        two parts found within contact distance at the end undo the chunk too, and are put into
+        """Step the parts ``k`` times, then check them. A part that diverged puts the world
+        back where the current call began (:meth:`_back_to_call`; counted, raised); units of
+        two parts found within contact distance at the end undo the chunk, and are put into
         one part before it is run again."""
         parts = self._parts
         start = [undo.physics_state(p.model, p.data) for p in parts]
@@ -401,8 +422,9 @@ class IslandParallelEngine(MujocoEngine):
         problems = [unstable(p.model, p.data) for p in parts]
         if any(problems):
             self._pending = 0
-            self._undo(start)
-            self._diverged("; ".join(p for p in problems if p), k)
+            note, steps = self._back_to_call(start, k)
+            self._diverged("; ".join(p for p in problems if p) + note, steps)
+        self._earlier = max(0, self._earlier - k)
         self._until_check -= k
         self._until_balance -= k
         earliest, touching, rows = self._cross_check()
@@ -424,6 +446,24 @@ class IslandParallelEngine(MujocoEngine):
             self._regroup()
         else:
             self._until_check = min(steps, self.max_interval)
+
+    def _back_to_call(self, start: list[np.ndarray], k: int) -> tuple[str, int]:
+        """After a chunk of ``k`` steps diverged: the parts back where the current call began
+        (the chunk's start, then the steps of returned calls it held run again), as the serial
+        engine's step leaves them. When those steps diverge themselves, the parts stay where the
+        chunk began. Returns a note for the error and the number of steps undone."""
+        self._undo(start)
+        earlier = min(self._earlier, k)
+        self._earlier = 0
+        if not earlier:
+            return "", k
+        for p in self._parts:
+            clear_unstable(p.data)
+        self._dispatch(earlier)
+        if not any(unstable(p.model, p.data) for p in self._parts):
+            return "", k - earlier
+        self._undo(start)
+        return ", in steps deferred from calls that had returned", earlier
 
     def _strayed(self, rows: list[Motion], k: int) -> bool:
         """Did a checked geom move farther in the last ``k`` steps than its speed bound at the
@@ -668,6 +708,7 @@ class IslandParallelEngine(MujocoEngine):
             probe.geom_xpos[c.ids] = mo.xpos
             probe.geom_xmat[c.ids] = mo.xmat
         earliest, touching = np.inf, set()
+        enough = (self.max_interval + 2) * m.opt.timestep  # no later time changes the next chunk
         for k in range(len(rows) - 1):
             a, ca = rows[k], checks[k]
             if len(rows) == 2:
@@ -677,6 +718,10 @@ class IslandParallelEngine(MujocoEngine):
                 cb = Checked(*(np.concatenate(x) for x in zip(*checks[k + 1:])))
             if not len(a.lo) or not len(b.lo):
                 continue
+            apart = _parts_apart_time(a, b, gravity)
+            if apart >= enough:  # the parts' boxes alone rule out contact for long enough
+                earliest = min(earliest, apart)
+                continue
             gap = islands.gaps(a.lo, a.hi, a.xpos, a.radius, b.lo, b.hi, b.xpos, b.radius)
             closing = a.speed[:, None] + b.speed[None, :]
             across = islands.across_gravity_time((a.lo, a.hi, a.xpos, a.radius),
@@ -685,7 +730,7 @@ class IslandParallelEngine(MujocoEngine):
             exact = t.copy()
             t[ca.sphere[:, None] & cb.sphere[None, :]] = np.inf  # exact already: not refined
             order = np.argsort(t, axis=None)[:REFINE_MAX]
-            best = earliest
+            best = min(earliest, enough)
             for i, j in zip(*np.unravel_index(order, t.shape)):
                 if t[i, j] >= best:
                     break
