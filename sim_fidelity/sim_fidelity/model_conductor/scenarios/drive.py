@@ -31,8 +31,7 @@ from ...world_generators import ur5e_hand3 as arm
 from ..model import Stepping
 from ..simulation_model import SimulatorModel
 from . import DEFAULT_FINGER_DRIVE, FINGER_DRIVES
-
-ROBOT = "arm"
+from .grasp import ROBOT
 
 
 def check_finger_drive(drive: str) -> str:
@@ -53,15 +52,15 @@ class ReplayWorld(SimulatorModel):
         self._fingers = arm.finger_joints()
         self._finger_dofs = np.zeros(0, int)
         if simulator is not None and self.finger_drive != "position":
-            self._torque_fingers()
+            self._take_finger_torques()
 
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         loaded = self.sim is None
         super().initialise(parameters)
         if loaded and self.finger_drive != "position":
-            self._torque_fingers()
+            self._take_finger_torques()
 
-    def _torque_fingers(self) -> None:
+    def _take_finger_torques(self) -> None:
         """The fingers take the recorded torques (within their limit); ``effort`` switches
         their servos off (open loop)."""
         joints = [f"{ROBOT}::{j}" for j in self._fingers]
