@@ -161,6 +161,7 @@ class Probe:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node(name, context=self.context)
+        self._clients: dict = {}  # (type, service) -> a client whose reply path is proven
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, daemon=True)
@@ -173,16 +174,43 @@ class Probe:
             pass
 
     def call(self, srv_type, name: str, request, timeout: float = 20.0):
-        client = self.node.create_client(srv_type, name)
-        try:
+        """``request``'s answer from ``name``; its first call proves the reply path through
+        the serving node's ``get_parameters`` (``sim_fidelity.service_handshake``)."""
+        client = self._clients.get((srv_type, name))
+        if client is None:
+            from rcl_interfaces.srv import GetParameters
+
+            from sim_fidelity.service_handshake import polled, prove_reply_path
+            client = self.node.create_client(srv_type, name)
             if not client.wait_for_service(timeout_sec=timeout):
+                self.node.destroy_client(client)
                 raise TimeoutError(f"service {name} not available")
-            future = client.call_async(request)
-            if not wait_for(future.done, timeout):
-                raise TimeoutError(f"service {name} did not answer")
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+            server = self._server_of(name, timeout)
+            if not prove_reply_path(self.node, GetParameters, f"{server}/get_parameters",
+                                    timeout, polled):
+                self.node.destroy_client(client)
+                raise TimeoutError(f"{server} does not answer")
+            self._clients[(srv_type, name)] = client
+        future = client.call_async(request)
+        if not wait_for(future.done, timeout):
+            client.remove_pending_request(future)
+            raise TimeoutError(f"service {name} did not answer")
+        return future.result()
+
+    def _server_of(self, service: str, timeout: float) -> str:
+        """The full name of the node serving ``service``, as the graph tells."""
+        found: list[str] = []
+
+        def look() -> bool:
+            for name, ns in self.node.get_node_names_and_namespaces():
+                served = self.node.get_service_names_and_types_by_node(name, ns)
+                if any(s == service for s, _ in served):
+                    found.append(f"{ns.rstrip('/')}/{name}")
+                    return True
+            return False
+        if not wait_for(look, timeout, period=0.1):
+            raise TimeoutError(f"no node in the graph serves {service}")
+        return found[0]
 
     def capture(self, msg_type, topic: str) -> list:
         received: list = []
