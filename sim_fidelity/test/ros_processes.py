@@ -26,7 +26,7 @@ def start_node(module: str, params: dict, domain: int, log: Path) -> subprocess.
         value = str(v).lower() if isinstance(v, bool) else str(v)
         args += ["-p", f"{k}:={value}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
@@ -58,25 +58,34 @@ def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tu
     for k, v in (params or {}).items():
         args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1", **(env or {}))
+               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", **(env or {}))
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=group)
 
 
 CLIENT_TIMEOUT_S = 60.0  # a test's RosSimulator: for a service to appear and for each answer
 WALL_EXIT_S = 30.0  # for a signalled node to be gone, the scheduling of a loaded machine included
+STACK_DUMP_S = 5.0  # for a node that would not stop to write its stacks on SIGABRT
 _EXIT_LINE = re.compile(r"exit (\d+\.\d+) s after SIG\w+ reached its handler")
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = WALL_EXIT_S) -> int:
-    """Signal ``proc`` and wait for it; killed (exit code -9) if still running after ``timeout``."""
+    """Signal ``proc`` and wait for it; if still running after ``timeout``, SIGABRT makes a
+    node started here (``PYTHONFAULTHANDLER``) write every thread's stack to its log, then it is
+    killed (exit code -6 or -9)."""
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            print(f"pid {proc.pid} still running {timeout:g} s after {signal.Signals(sig).name}: "
+                  "SIGABRT for its stacks (in its log), then SIGKILL", flush=True)
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(STACK_DUMP_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     return proc.returncode
 
 
