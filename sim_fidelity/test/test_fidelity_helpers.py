@@ -76,6 +76,12 @@ class CountingEngine(MujocoEngine):
         self.calls.append(("set", Lever(lever), bool(enabled), len(names)))
         super().set_lever(names, lever, enabled)
 
+    def set_levers(self, changes):
+        changes = list(changes)
+        self.calls.append(("batch", None, None, len(changes)))
+        self.calls += [("set", Lever(lever), bool(on), len(names)) for names, lever, on in changes]
+        super().set_levers(changes)
+
     def get_lever(self, names, lever, *, original=False):
         self.calls.append(("get", Lever(lever), None, len(names)))
         return super().get_lever(names, lever, original=original)
@@ -182,21 +188,23 @@ def test_medium_is_high_for_joints_sensors_scripts_and_static_colliding_for_shap
     assert lever_snapshot(sim) == sim.original
 
 
-def test_many_trees_changing_in_one_tick_cost_one_call_per_lever_and_side(sim):
+def test_many_trees_changing_in_one_tick_cost_one_batch_of_a_change_per_lever_and_side(sim):
     m = manager(sim)
     m.tick()
     sim.calls.clear()
     m.signalers["hand"].set("low")  # six boxes at once
     report = m.tick()
     assert sorted(report.changed) == [f"box_{i}" for i in range(6)]
-    assert sorted(sim.calls) == [("get", Lever.DYNAMICS, None, 6),
+    assert sorted(sim.calls) == [("batch", None, None, 2),
+                                 ("get", Lever.DYNAMICS, None, 6),
                                  ("get", Lever.COLLISION, None, 6),
                                  ("set", Lever.DYNAMICS, False, 6),
                                  ("set", Lever.COLLISION, False, 5)]
     sim.calls.clear()
     m.signalers["hand"].set("high")
     m.tick()
-    assert sorted(sim.calls) == [("set", Lever.DYNAMICS, True, 6),
+    assert sorted(sim.calls) == [("batch", None, None, 2),
+                                 ("set", Lever.DYNAMICS, True, 6),
                                  ("set", Lever.COLLISION, True, 5)]
     sim.calls.clear()
     m.tick()  # no change of the signal: no lever call at all

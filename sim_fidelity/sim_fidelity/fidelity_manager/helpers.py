@@ -4,8 +4,9 @@ Paper 000, Sec. 3 and Fig. 2b: a helper toggles its tree only when the signalled
 going down from HIGH it caches the objects' high-fidelity state and applies the type's common
 state; going back up it re-applies the cache; at the end it returns the tree to its state at the
 start. Here the helpers of all trees are one vectorised bank (row ``i`` is tree ``i``'s helper):
-every tree that changes level in one call costs one ``set_lever`` per (lever, enabled) pair and one
-``get_lever`` per lever to cache, whatever the number of trees.
+every tree that changes level in one call costs one ``set_lever`` per (lever, enabled) pair (in
+process all of them one ``set_levers`` batch: one undo snapshot, one write of the model
+parameters) and one ``get_lever`` per lever to cache, whatever the number of trees.
 
 The start state is the world's original lever state as the simulator reports it
 (``get_lever(..., original=True)``), not whatever a manager that died before left behind: a bank
@@ -30,6 +31,7 @@ class HelperBank:
 
     def __init__(self, sim: Simulator, trees: TreeSet, managed: np.ndarray | None = None):
         self.sim, self.trees = sim, trees
+        self._set_levers = getattr(sim, "set_levers", None)  # the batch of the in-process engine
         self.off = off_table(trees.types)  # (type, level, lever)
         handled = self.off.any(axis=1)  # (type, lever): does the type ever touch the lever
         self.handles = handled[trees.type]  # (object, lever)
@@ -99,10 +101,18 @@ class HelperBank:
         return [(e, Lever(int(v))) for e, v in zip(self.trees.entity[obj], lever)]
 
     def _write(self, objs: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
-        """One set_lever per (lever, enabled) pair for the objects whose lever value changes."""
+        """One change per (lever, enabled) pair for the objects whose lever value changes, all in
+        one ``set_levers`` call where the simulator has it (in process), else one ``set_lever``
+        each."""
+        changes = []
         for lever in self.levers:
             diff = self.handles[objs, lever] & (before[:, lever] != after[:, lever])
             for enabled in (False, True):
                 sel = objs[diff & (after[:, lever] == enabled)]
                 if sel.size:
-                    self.sim.set_lever(self.trees.entity[sel].tolist(), lever, enabled)
+                    changes.append((self.trees.entity[sel].tolist(), lever, enabled))
+        if self._set_levers is not None and changes:
+            self._set_levers(changes)
+        else:
+            for names, lever, enabled in changes:
+                self.sim.set_lever(names, lever, enabled)

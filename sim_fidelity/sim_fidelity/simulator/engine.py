@@ -420,8 +420,8 @@ class MujocoEngine:
         self.scripts.recompiled(self, body_map)
 
     # ------------------------------------------------------------------ fidelity levers
-    def _lever_bodies(self, names: Sequence[str], lever: Lever) -> np.ndarray:
-        self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
+    def _bodies_of(self, names: Sequence[str]) -> np.ndarray:
+        """Body ids of models and links (checked before)."""
         parts = [self.index.bodies.get(n) for n in names]
         return np.concatenate([p for p in parts if p is not None] or [np.zeros(0, int)])
 
@@ -463,6 +463,24 @@ class MujocoEngine:
         with undo.transaction(self):
             self._set_lever(names, lever, enabled)
 
+    def set_levers(self, changes: Sequence[tuple[Sequence[str], Lever, bool]]) -> None:
+        """Several :meth:`set_lever` calls ``(names, lever, enabled)`` as one: every name of every
+        change checked before anything changes, one undo transaction, and the model parameters
+        of the body levers written once for all the bodies the changes touch (what a fidelity
+        manager's level changes of one tick need)."""
+        changes = [(list(names), Lever.of(lever), bool(enabled))
+                   for names, lever, enabled in changes]
+        for names, lever, _ in changes:
+            self._lever_targets(names, lever)
+        with undo.transaction(self):
+            body = [(BODY_LEVERS[lever], self._bodies_of(names), not enabled)
+                    for names, lever, enabled in changes if lever in BODY_LEVERS]
+            if body:
+                self._body_levers.set_many(self.model, self.data, body)
+            for names, lever, enabled in changes:
+                if lever not in BODY_LEVERS:
+                    self._set_lever(names, lever, enabled)
+
     def _lever_targets(self, names: list[str], lever: Lever) -> None:
         """Raise unless the lever applies to every one of ``names``."""
         if lever in BODY_LEVERS:
@@ -473,8 +491,8 @@ class MujocoEngine:
             self._flag_entities(names, lever)
 
     def _set_lever(self, names: list[str], lever: Lever, enabled: bool) -> None:
-        if lever in BODY_LEVERS:
-            bodies = self._lever_bodies(names, lever)
+        if lever in BODY_LEVERS:  # names checked by the caller
+            bodies = self._bodies_of(names)
             self._body_levers.set(self.model, self.data, BODY_LEVERS[lever], bodies, not enabled)
         elif lever == Lever.ACTUATION:
             self._actuator_levers.set(self.model, self._lever_actuators(names), not enabled)

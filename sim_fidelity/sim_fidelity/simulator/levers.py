@@ -52,6 +52,8 @@ class BodyLevers:
         self.held_damping = HOLD_FACTOR * m.dof_M0 / m.opt.timestep
         self.geom_body = m.geom_bodyid.copy()
         self.dof_body = m.dof_bodyid.copy()
+        self.geom_adr, self.geom_num = m.body_geomadr.copy(), m.body_geomnum.copy()
+        self.dof_adr, self.dof_num = m.body_dofadr.copy(), m.body_dofnum.copy()
         self.dynamics_off = np.zeros(m.nbody, bool)
         self.collision_off = np.zeros(m.nbody, bool)
         self.gravity_off = np.zeros(m.nbody, bool)
@@ -71,40 +73,53 @@ class BodyLevers:
 
     def set(self, model, data, name: str, bodies: np.ndarray, off: bool) -> None:
         """Set one lever for ``bodies`` and write the derived parameters of just those bodies."""
-        flag = self.flag(name)
-        flag[bodies] = off
-        self.apply(model, data, bodies, zero_velocity=(name == "DYNAMICS" and off))
+        self.set_many(model, data, [(name, bodies, off)])
+
+    def set_many(self, model, data, changes: list[tuple[str, np.ndarray, bool]]) -> None:
+        """Set levers ``(name, bodies, off)`` in order, then write the derived parameters once,
+        for all the bodies they touch; bodies held after the batch whose DYNAMICS it switched off
+        are stopped."""
+        for name, bodies, off in changes:
+            self.flag(name)[bodies] = off
+        touched = np.concatenate([bodies for _, bodies, _ in changes])
+        stopped = [bodies for name, bodies, off in changes if name == "DYNAMICS" and off]
+        self.apply(model, data, touched, np.concatenate(stopped) if stopped else None)
 
     def apply(self, model, data, bodies: np.ndarray | None = None,
-              zero_velocity: bool = False) -> None:
-        """Write contype/conaffinity, gravcomp and damping for ``bodies`` (all when None)."""
+              stop: np.ndarray | None = None) -> None:
+        """Write contype/conaffinity, gravcomp and damping for ``bodies`` (all when None); zero
+        the velocity of the held ones among ``stop``."""
         m = model
-        if bodies is None:
-            body_mask = np.ones(self.nbody, bool)
-        else:
-            body_mask = np.zeros(self.nbody, bool)
-            body_mask[bodies] = True
-        g = np.flatnonzero(body_mask[self.geom_body])
+        b = np.arange(self.nbody) if bodies is None else np.asarray(bodies, int)
+        g = self._geoms(b)
         gb = self.geom_body[g]
         m.geom_contype[g], m.geom_conaffinity[g] = self._masks(g, self.collision_off[gb],
                                                                self.dynamics_off[gb])
-        b = np.flatnonzero(body_mask)
         for body_field, geom_field in ((m.body_contype, m.geom_contype),
                                        (m.body_conaffinity, m.geom_conaffinity)):
             body_field[b] = 0
             np.bitwise_or.at(body_field, gb, geom_field[g])
         m.body_gravcomp[b] = np.where(self.gravity_off[b] | self.dynamics_off[b], 1.0,
                                       self.orig_gravcomp[b])
-        d = np.flatnonzero(body_mask[self.dof_body])
+        d = self._dofs(b)
         held = self.dynamics_off[self.dof_body[d]]
         m.dof_damping[d] = np.where(held, self.held_damping[d], self.orig_damping[d])
-        if zero_velocity:
-            data.qvel[d[held]] = 0.0
+        if stop is not None:
+            s = self._dofs(np.asarray(stop, int))
+            data.qvel[s[self.dynamics_off[self.dof_body[s]]]] = 0.0
         # Wake what changed: MuJoCo's sleeping islands assume a sleeping body's contacts and
         # parameters stay as they were (else "contact involves sleeping geom"). A -0.0 velocity
         # wakes a tree without moving it; held bodies fall asleep again on their own.
         still = d[data.qvel[d] == 0.0]
         data.qvel[still] = -0.0
+
+    def _geoms(self, bodies: np.ndarray) -> np.ndarray:
+        """The geoms of ``bodies`` (each body's are consecutive in a compiled model)."""
+        return _ranges(self.geom_adr[bodies], self.geom_num[bodies])
+
+    def _dofs(self, bodies: np.ndarray) -> np.ndarray:
+        """The DoFs of ``bodies`` (each body's are consecutive)."""
+        return _ranges(self.dof_adr[bodies], self.dof_num[bodies])
 
     def _masks(self, g: np.ndarray, col_off: np.ndarray, dyn_off: np.ndarray):
         """contype and conaffinity of geoms ``g`` from the flags of their bodies."""
@@ -131,6 +146,12 @@ class BodyLevers:
                 and np.array_equal(m.body_conaffinity, body_masks[1])
                 and np.array_equal(m.body_gravcomp, self.orig_gravcomp)
                 and np.array_equal(m.dof_damping, self.orig_damping))
+
+
+def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``arange(s, s + c)`` for each ``(s, c)``, concatenated."""
+    ends = np.cumsum(count)
+    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - (ends - count), count)
 
 
 class ActuatorLevers:
