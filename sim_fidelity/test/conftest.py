@@ -7,6 +7,9 @@ os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 # Each pytest run talks DDS in its own domain; tests that start servers take further domains
 # from ros_processes.next_domain().
 os.environ.setdefault("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
+# Every process a test starts writes its threads' stacks on SIGABRT or a crash (ros_processes.stop
+# aborts a node that would not stop): a hang in CI leaves its evidence in the node's log.
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 # ---------------------------------------------------------------------- skips in CI
 # In CI (CI=true, as CI services set it) every component is there: the interface packages, the

@@ -26,7 +26,7 @@ def start_node(module: str, params: dict, domain: int, log: Path) -> subprocess.
         value = str(v).lower() if isinstance(v, bool) else str(v)
         args += ["-p", f"{k}:={value}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+               PYTHONUNBUFFERED="1")
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
@@ -58,7 +58,7 @@ def start_as_launch(executable: str, domain: int, log: Path, *, params_files: tu
     for k, v in (params or {}).items():
         args += ["-p", f"{k}:={str(v).lower() if isinstance(v, bool) else v}"]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", **(env or {}))
+               PYTHONUNBUFFERED="1", **(env or {}))
     return subprocess.Popen(args, env=env, cwd=REPO, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=group)
 
@@ -70,9 +70,9 @@ _EXIT_LINE = re.compile(r"exit (\d+\.\d+) s after SIG\w+ reached its handler")
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = WALL_EXIT_S) -> int:
-    """Signal ``proc`` and wait for it; if still running after ``timeout``, SIGABRT makes a
-    node started here (``PYTHONFAULTHANDLER``) write every thread's stack to its log, then it is
-    killed (exit code -6 or -9)."""
+    """Signal ``proc`` and wait for it; if still running after ``timeout``, SIGABRT makes it
+    write every thread's stack to its log (conftest sets ``PYTHONFAULTHANDLER`` for every
+    process a test starts), then it is killed (exit code -6 or -9)."""
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
