@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sim_fidelity.data import data_dir
+from sim_fidelity.model_conductor import particles as particles_module
 from sim_fidelity.model_conductor import table1
 from sim_fidelity.model_conductor.data_sources import RecordedSource
 from sim_fidelity.model_conductor.errors import ConductorError
@@ -189,6 +190,59 @@ def test_split_ensemble_allocates_the_cup_to_the_main_model():
     assert particles.get_lever(["cup"], Lever.DYNAMICS)[0]
     assert not particles.get_lever(["cup"], Lever.GRAVITY)[0]
     assert particles.get_lever(["cup"], Lever.COLLISION)[0]  # still colliding with particles
+    # the particle model's own collision setting; the main model keeps MuJoCo's midphase
+    midphase = int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
+    assert particles.model.opt.disableflags & midphase
+    assert not conductor.model("main").sim.model.opt.disableflags & midphase
+
+
+def _cup_body(sim: MujocoEngine) -> int:
+    return int(sim.index.state_refs(["cup"]).bids[0])
+
+
+def test_followed_cup_is_heavy_until_taken_or_stopped():
+    """While the main model holds the cup, the particle model's cup weighs FOLLOWED_MASS_SCALE
+    times its own (its inverse weights, which set the contacts' softness, scaled back); taking
+    the pose back or stopping restores every value exactly."""
+    sim = table1.engine("conductor_particles_50.sdf")
+    m, body = sim.model, _cup_body(sim)
+    own = (m.body_mass[body], m.body_inertia[body].copy(), m.body_invweight0[body].copy(),
+           m.dof_invweight0.copy())
+    masses = m.body_mass.copy()
+    model = ParticleSimulation("particles", sim, entities=table1.SHARED)
+    model.release("cup", POSE)
+    scale = particles_module.FOLLOWED_MASS_SCALE
+    assert m.body_mass[body] == pytest.approx(own[0] * scale, rel=1e-12)
+    np.testing.assert_allclose(m.body_inertia[body], own[1] * scale, rtol=1e-12)
+    np.testing.assert_allclose(m.body_invweight0[body], own[2] / scale, rtol=1e-12)
+    assert np.count_nonzero(m.dof_invweight0 != own[3]) == 6
+    assert np.count_nonzero(m.body_mass != masses) == 1  # the particles keep theirs
+    model.take("cup", POSE, sim.get_states(["cup"])[0][0])
+    for got, want in zip((m.body_mass[body], m.body_inertia[body], m.body_invweight0[body],
+                          m.dof_invweight0), own):
+        np.testing.assert_array_equal(got, want)
+    model.release("cup", POSE)
+    model.stop()
+    assert m.body_mass[body] == own[0]
+    np.testing.assert_array_equal(m.dof_invweight0, own[3])
+    assert sim.get_lever(["cup"], Lever.GRAVITY)[0]
+
+
+def test_particles_do_not_move_the_followed_cup_within_a_step():
+    """The cup set to rest under 50 resting particles: after a step of its own its velocity is
+    what the particles' weight gives FOLLOWED_MASS_SCALE times its mass (micrometres per second),
+    not its own mass (millimetres per second)."""
+    sim = table1.engine("conductor_particles_50.sdf")
+    model = ParticleSimulation("particles", sim, entities=table1.SHARED)
+    model.release("cup", POSE)
+    pose, _ = sim.get_states(["cup"])
+    model.follow("cup", POSE, pose[0])
+    model.follow("cup", TWIST, np.zeros(6))
+    model.step(0.001)
+    speed = np.linalg.norm(sim.get_states(["cup"])[1][0, :3])
+    weight = 50 * scene.PARTICLE_MASS * 9.81
+    own = weight * 0.001 / scene.CUP_MASS  # the velocity change its own mass would allow
+    assert speed < 2 * own / particles_module.FOLLOWED_MASS_SCALE
 
 
 def test_particle_model_drives_its_cup_as_set_states_does():
@@ -204,6 +258,12 @@ def test_particle_model_drives_its_cup_as_set_states_does():
     model.step(0.001)
     alone = table1.engine("conductor_particles_50.sdf")
     alone.set_lever(["cup"], Lever.GRAVITY, False)
+    m, body = alone.model, _cup_body(alone)
+    scale = particles_module.FOLLOWED_MASS_SCALE  # the followed cup's weight, set by hand
+    m.body_mass[body] *= scale
+    m.body_inertia[body] *= scale
+    m.body_invweight0[body] /= scale
+    m.dof_invweight0[m.body_dofadr[body]:m.body_dofadr[body] + 6] /= scale
     alone.set_states(["cup"], pose[None], twist[None])
     alone.step(1)
     names = ["cup", *scene.particle_names(50)]
@@ -246,6 +306,7 @@ def test_config_files_build_the_ensembles_of_setups_2_and_3():
     particle_options = split.model("particles").sim.model.opt
     assert particle_options.solver == cg
     assert particle_options.tolerance == table1.PARTICLE_TOLERANCE
+    assert particle_options.disableflags & int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
     assert split.model("main").sim.model.opt.tolerance == mujoco.MjOption().tolerance
     for conductor in (single, split):
         assert conductor.step_size == scene.STEP
@@ -257,6 +318,7 @@ def test_config_files_build_the_ensembles_of_setups_2_and_3():
     ({"solver": "Simplex"}, "'solver' must be one of PGS, CG, Newton; got 'Simplex'"),
     ({"tolerance": "tight"}, "'tolerance' must be a number in \\[0, 1\\)"),
     ({"tolerance": 2}, "'tolerance' must be a number in \\[0, 1\\)"),
+    ({"midphase": "off"}, "'midphase' must be true or false; got 'off'"),
 ])
 def test_bad_solver_parameters_name_the_model_and_the_parameter(parameters, message):
     from sim_fidelity.model_conductor.conductor import Conductor

@@ -45,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"Table 1 (paper 003): {result['duration']:g} s of the recording per setup, "
           f"physics step {result['step'] * 1000:g} ms, tick {result['tick'] * 1000:g} ms, "
-          f"MuJoCo {result['solver']} solver (the particle model's tolerance "
-          f"{result['particle_tolerance']:g}), "
+          f"MuJoCo {result['solver']} solver (the particle model's: tolerance "
+          f"{result['particle_tolerance']:g}, midphase "
+          f"{'on' if result['particle_midphase'] else 'off'}, its followed cup "
+          f"{result['followed_mass_scale']:g}x heavier), "
           f"median of {result['repeats']} round(s); load average "
           f"{result['load_average'][0]:.1f} before, {result['load_average'][1]:.1f} after")
     print(f"{'setup':<6}{'':<50}{'RTF':>8}{'vs 2':>8}{'cpu/wall':>10}{'spilled':>9}  "

@@ -54,8 +54,10 @@ class SimulatorModel(Model):
 
     Given no ``simulator``, it needs the config parameter ``world`` (an SDF file) and loads it in
     an in-process engine at initialisation (optional parameters: ``step_size``, ``entities``, a
-    regex of the models it represents, ``joints``, and MuJoCo's constraint ``solver`` (one of
-    :data:`SOLVERS`) and its ``tolerance``, which SDF cannot state).
+    regex of the models it represents, ``joints``, and what SDF cannot state: MuJoCo's constraint
+    ``solver`` (one of :data:`SOLVERS`), its ``tolerance`` and ``midphase``, false to test every
+    geom pair of two bodies whose bounding boxes overlap instead of walking their geoms' bounding
+    volume trees).
     """
 
     def __init__(self, name: str, simulator: Simulator | None = None, *,
@@ -85,7 +87,8 @@ class SimulatorModel(Model):
                 "entities": Requirement(RequirementKind.VALUE, "entities", optional=True),
                 "joints": Requirement(RequirementKind.VALUE, "joints", optional=True),
                 "solver": Requirement(RequirementKind.VALUE, "solver", optional=True),
-                "tolerance": Requirement(RequirementKind.VALUE, "tolerance", optional=True)}
+                "tolerance": Requirement(RequirementKind.VALUE, "tolerance", optional=True),
+                "midphase": Requirement(RequirementKind.VALUE, "midphase", optional=True)}
 
     def initialise(self, parameters: Mapping[str, Any]) -> None:
         if self.sim is not None:
@@ -97,7 +100,8 @@ class SimulatorModel(Model):
             raise ModelError(self.name, f"world file '{world}' does not exist")
         step = parameters.get("step_size")
         self.sim = MujocoEngine.from_file(world, step_size=float(step) if step else None)
-        self._solver_options(parameters.get("solver"), parameters.get("tolerance"))
+        self._solver_options(parameters.get("solver"), parameters.get("tolerance"),
+                             parameters.get("midphase"))
         if parameters.get("entities"):
             self._pattern = str(parameters["entities"])
         if parameters.get("joints"):
@@ -108,8 +112,9 @@ class SimulatorModel(Model):
             self._joints = {str(k): str(v) for k, v in joints.items()}
         self._index()
 
-    def _solver_options(self, solver: Any, tolerance: Any) -> None:
-        """MuJoCo's constraint solver and tolerance from the config (None: the engine's)."""
+    def _solver_options(self, solver: Any, tolerance: Any, midphase: Any) -> None:
+        """MuJoCo's constraint solver, its tolerance and the collision midphase from the config
+        (None: the engine's)."""
         import mujoco
 
         options = self.sim.model.opt
@@ -127,6 +132,12 @@ class SimulatorModel(Model):
                 raise ModelError(self.name, "parameter 'tolerance' must be a number in [0, 1) "
                                  f"(MuJoCo's relative-improvement stop); got {tolerance!r}")
             options.tolerance = value
+        if midphase is not None:
+            if not isinstance(midphase, bool):
+                raise ModelError(self.name, "parameter 'midphase' must be true or false; got "
+                                 f"{midphase!r}")
+            flag = int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
+            options.disableflags = (options.disableflags & ~flag) | (0 if midphase else flag)
 
     def _index(self) -> None:
         sim = self.sim

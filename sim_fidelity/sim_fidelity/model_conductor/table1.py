@@ -18,10 +18,12 @@ step; a longer tick steps every model several physics steps between exchanges):
 Every engine uses MuJoCo's CG solver (:data:`SOLVER`): the worlds' ODE ``quick`` solver is
 iterative, and MuJoCo's default Newton solver factorises a dense Hessian over all particles
 coupled by contacts (about 5x slower per step on 50 particles here). The separate particle model
-of setups 3-5 stops its solver at :data:`PARTICLE_TOLERANCE` instead of MuJoCo's 1e-8: what a
-model of its own may choose for what it simulates (the robot's grasp shares the solver of the
-single simulation). The outcome check compares (2) with (3): particle positions in the cup frame
-and the number spilled.
+of setups 3-5 stops its solver at :data:`PARTICLE_TOLERANCE` instead of MuJoCo's 1e-8 and skips
+the collision midphase (:data:`PARTICLE_MIDPHASE`): what a model of its own may choose for what it
+simulates (the robot's grasp shares the solver of the single simulation); its followed cup is
+immovable by the particles (:data:`~sim_fidelity.model_conductor.particles.FOLLOWED_MASS_SCALE`).
+The outcome check compares (2) with (3): particle positions in the cup frame and the number
+spilled.
 """
 from __future__ import annotations
 
@@ -43,13 +45,17 @@ from ..world_generators import conductor_scene as scene
 from .conductor import Conductor
 from .data_sources import RecordedSource
 from .errors import ConductorError
-from .particles import ParticleSimulation, in_frame, inside_cup
+from .particles import FOLLOWED_MASS_SCALE, ParticleSimulation, in_frame, inside_cup
 from .simulation_model import SimulatorModel
 
 SOLVER = mujoco.mjtSolver.mjSOL_CG
 # the particle model's solver tolerance (MuJoCo's relative-improvement stop; its default 1e-8
 # stays in every other engine): docs/conductor.md, "The particle model's own settings"
 PARTICLE_TOLERANCE = 1e-5
+# the particle model's collision midphase: off (its bodies are single spheres, the cup's 17
+# primitives; walking the cup's and the world's geom trees cost more than testing their bounding
+# spheres; the same contacts, bit-identical runs). Setup 2 keeps it: off did not make it cheaper
+PARTICLE_MIDPHASE = False
 STEP_FACTOR = 1.5  # the last setup's particle step over the main step
 BASELINE = 2  # the single simulation the split setups are compared with
 # the outcome check between setup 2 and the split setup of the same particles: the number
@@ -97,14 +103,16 @@ def setups(counts: tuple[int, ...] = scene.PARTICLE_COUNTS) -> list[Setup]:
     return out
 
 
-def engine(world: str, step: float | None = None,
-           tolerance: float | None = None) -> MujocoEngine:
+def engine(world: str, step: float | None = None, tolerance: float | None = None,
+           midphase: bool = True) -> MujocoEngine:
     """A Table 1 world from the package's worlds/ with the CG solver (stopping at
-    ``tolerance``, default MuJoCo's)."""
+    ``tolerance``, default MuJoCo's), with or without the collision midphase."""
     sim = MujocoEngine.from_file(data_dir("worlds") / world, step_size=step)
     sim.model.opt.solver = SOLVER
     if tolerance is not None:
         sim.model.opt.tolerance = tolerance
+    if not midphase:
+        sim.model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
     return sim
 
 
@@ -123,7 +131,7 @@ def ensemble(setup: Setup, tick: float | None = None) -> tuple[Conductor, Mujoco
     holder = main
     if setup.split:
         step = main.step_size * setup.step_factor
-        holder = engine(setup.particle_world, step, PARTICLE_TOLERANCE)
+        holder = engine(setup.particle_world, step, PARTICLE_TOLERANCE, PARTICLE_MIDPHASE)
         conductor.register(ParticleSimulation(
             "particles", holder, period=step if setup.step_factor != 1.0 else None,
             entities=SHARED))
@@ -219,6 +227,7 @@ def run(counts: tuple[int, ...] = scene.PARTICLE_COUNTS, duration: float | None 
                  and r["step_factor"] == 1.0), None)
     return {"duration": duration, "repeats": repeats, "step": scene.STEP, "load_average": load,
             "tick": scene.STEP if tick is None else tick, "solver": "CG",
-            "particle_tolerance": PARTICLE_TOLERANCE,
+            "particle_tolerance": PARTICLE_TOLERANCE, "particle_midphase": PARTICLE_MIDPHASE,
+            "followed_mass_scale": FOLLOWED_MASS_SCALE,
             "setups": results, "outcome_check": compare(base, twin) if twin else None,
             "paper": PAPER}
