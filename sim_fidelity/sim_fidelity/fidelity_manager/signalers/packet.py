@@ -82,9 +82,26 @@ def row_sums(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def all3(a: np.ndarray) -> np.ndarray:
-    """Rows of an ``(n, 3)`` boolean array that are all True."""
-    return a[:, 0] & a[:, 1] & a[:, 2]
+ALL8 = np.uint64(0x0101010101010101)  # eight True bytes read as one integer
+
+
+def all8(a: np.ndarray) -> np.ndarray:
+    """Rows of a C-contiguous ``(..., 8)`` boolean array that are all True: one comparison of
+    each row's 8 bytes read as one integer (a row-wise ``all`` costs several calls)."""
+    return a.view(np.uint64)[..., 0] == ALL8
+
+
+def overlap_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(..., 8)`` bounds ``[-hi, lo, -inf, -inf]`` of boxes: a box packed as ``[-lo', hi', 0,
+    0]`` (:meth:`PacketSignaler.boxes`) overlaps one of them iff it is greater in all 8 places
+    (``lo' < hi`` and ``hi' > lo`` on every axis)."""
+    return np.concatenate([-hi, lo, np.full(lo.shape[:-1] + (2,), -np.inf)], axis=-1)
+
+
+def inside_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(8,)`` bounds ``[-lo, hi, inf, inf]`` of a box: a packed box lies inside it iff it is
+    less or equal in all 8 places."""
+    return np.concatenate([-lo, hi, [np.inf, np.inf]])
 
 
 class PacketSignaler(Signaler):
@@ -125,6 +142,7 @@ class PacketSignaler(Signaler):
         # packets do not move)
         n = len(self.half)
         self._seen, self._lo, self._hi = np.full((n, 7), np.nan), np.empty((n, 3)), np.empty((n, 3))
+        self._packed = np.zeros((n, 8))  # [-lo, hi, 0, 0] per box: one comparison tests a box
         self.last_update = np.nan  # sim time of the previous update (the tick period)
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
@@ -145,21 +163,30 @@ class PacketSignaler(Signaler):
         return self.robot + self.anchors
 
     def boxes(self, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Corners of the inflated robot box (lo, hi) and of the packet AABBs (lo, hi)."""
+        """Corners of the inflated robot box (lo, hi) and of the packet AABBs (lo, hi); the
+        packet AABBs also packed ``(n, 8)`` as ``[-lo, hi, 0, 0]`` (:attr:`packed`)."""
         moved = np.flatnonzero(row_sums(poses != self._seen))
         if moved.size:
             self._seen[moved] = poses[moved]
-            self._lo[moved], self._hi[moved] = box_aabbs(poses[moved], self.half[moved])
-        lo, hi = self._lo, self._hi
+            lo, hi = box_aabbs(poses[moved], self.half[moved])
+            self._lo[moved], self._hi[moved] = lo, hi
+            self._packed[moved, :3], self._packed[moved, 3:6] = -lo, hi
         nr, pad = len(self.robot), self.params["inflation"]
-        return lo[:nr].min(axis=0) - pad, hi[:nr].max(axis=0) + pad, lo[nr:], hi[nr:]
+        return (self._lo[:nr].min(axis=0) - pad, self._hi[:nr].max(axis=0) + pad,
+                self._lo[nr:], self._hi[nr:])
+
+    @property
+    def packed(self) -> np.ndarray:
+        """The packet AABBs as of the last :meth:`boxes`, ``(n, 8)`` rows ``[-lo, hi, 0, 0]``."""
+        return self._packed[len(self.robot):]
 
     def update(self, t: float, poses: np.ndarray, twists: np.ndarray,
                current: np.ndarray) -> np.ndarray:
         p = self.params
-        box_lo, box_hi, lo, hi = self.boxes(poses)
-        touching = all3((hi > box_lo) & (lo < box_hi))
-        inside = all3((lo >= box_lo) & (hi <= box_hi))
+        box_lo, box_hi, _, _ = self.boxes(poses)
+        packed = self.packed
+        touching = all8(packed > overlap_bounds(box_lo, box_hi))
+        inside = all8(packed <= inside_bounds(box_lo, box_hi))
         if self.steps is None:
             self.still = np.where(self._still_now(twists) & ~touching, self.still + 1, 0)
         else:
@@ -176,13 +203,13 @@ class PacketSignaler(Signaler):
         else:
             dynamic = high | (current == HIGH)  # HIGH after this tick, or until it, or held
             levels = np.where(high, HIGH, self._below_high(
-                t, dynamic & ~inside, lo, hi, twists, (box_lo, box_hi))).astype(LEVEL_DTYPE)
+                t, dynamic & ~inside, packed, twists, (box_lo, box_hi))).astype(LEVEL_DTYPE)
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
             # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
             self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
         return levels
 
-    def _below_high(self, t: float, reaching: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+    def _below_high(self, t: float, reaching: np.ndarray, packed: np.ndarray,
                     twists: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray | int:
         """Rule 3: the level of each packet not HIGH, given the dynamic packets ``reaching`` out
         of the robot ``box``: LOW when none does; else MEDIUM for all (``medium: all``) or for
@@ -200,19 +227,18 @@ class PacketSignaler(Signaler):
         speed = np.sqrt(row_sums(sq[:, :3])) + np.sqrt(row_sums(sq[:, 3:])) * self._reach[rows]
         grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
         margin = p["near_margin"]
-        a_lo = np.vstack([lo[out] - grow, box[0] - margin])  # (k + 1, 3): the reach of each
-        a_hi = np.vstack([hi[out] + grow, box[1] + margin])  # such packet, then the robot's
+        # (k + 1, 8): the reach of each such packet ([-hi, lo] grown), then the robot's box
+        reach = np.vstack([np.hstack([-packed[out, 3:6] - grow, -packed[out, :3] - grow,
+                                      np.full((len(out), 2), -np.inf)]),
+                           overlap_bounds(box[0] - margin, box[1] + margin)])
         # packets within the union of the reaches first (one pass), then each against each reach;
         # when many reach out (the tick after a refresh) the union alone, a superset, decides
-        cand = np.flatnonzero(all3((hi > a_lo.min(axis=0)) & (lo < a_hi.max(axis=0))))
-        levels = np.full(len(lo), LOW, LEVEL_DTYPE)
+        cand = np.flatnonzero(all8(packed > reach.min(axis=0)))
+        levels = np.full(len(packed), LOW, LEVEL_DTYPE)
         if len(out) > MAX_PAIRWISE:
             levels[cand] = MEDIUM
             return levels
-        c_lo, c_hi = lo[cand], hi[cand]
-        near = np.ones((len(cand), len(a_lo)), bool)  # (candidate, reach): boxes overlap
-        for axis in range(3):
-            near &= (c_hi[:, axis, None] > a_lo[:, axis]) & (c_lo[:, axis, None] < a_hi[:, axis])
+        near = all8(packed[cand, None, :] > reach)  # (candidate, reach): boxes overlap
         levels[cand[near.any(axis=1)]] = MEDIUM
         return levels
 
