@@ -219,7 +219,7 @@ class RosSimulator:
                                     lambda done, s: self._await(done, s, poll=0.02)):
                 raise SimulatorTimeoutError(f"{name} did not answer within {self.timeout:g} s, "
                                             "re-sent: the simulator may be gone")
-            self._reply_path_proven = False
+            self._reply_path_proven = True
 
     def _wait(self, key: str, future, timeout: float | None = None):
         client = self._clients[key]
