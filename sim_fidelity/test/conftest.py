@@ -59,8 +59,10 @@ def pytest_make_collect_report(collector: pytest.Collector):
 # ---------------------------------------------------------------------- order
 # The longest files first, so that with two workers (`make test`: pytest-xdist, `--dist loadfile
 # --no-loadscope-reorder`) none of them starts late and runs alone at the end; the rest keep
-# their order. Wall times of one serial quiet run (docs/testing.md, "Suite time").
-LONGEST_FIRST = ("test_workspace.py",)
+# their order. Wall times of a two-worker run (docs/testing.md, "The suite's time").
+LONGEST_FIRST = ("test_workspace.py", "test_ackermann_pipeline.py", "test_incremental_tick.py",
+                 "test_reality_gap_example.py", "test_truck_scenarios.py",
+                 "test_reliability_signals.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
