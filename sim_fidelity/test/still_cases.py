@@ -7,6 +7,17 @@ from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.sdf_text import box_model, world
 
+# box_1 on a revolute joint to the world (not a free body): the step hook cannot watch it
+HINGED = """
+    <model name="box_1">
+      <pose>4 0 0 0 0 0</pose>
+      <link name="link"><inertial><mass>1</mass></inertial>
+        <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+      </link>
+      <joint name="hinge" type="revolute"><parent>world</parent><child>link</child>
+        <axis><xyz>0 0 1</xyz></axis></joint>
+    </model>"""
+
 
 def zero_g(*models: str) -> MujocoEngine:
     """An engine of ``models`` in a world without gravity."""

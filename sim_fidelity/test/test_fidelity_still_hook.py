@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from still_cases import floating_world, levels, manager, zero_g
+from still_cases import HINGED, floating_world, levels, manager, zero_g
 
 from sim_fidelity.fidelity_manager import Level
 from sim_fidelity.fidelity_manager.signalers.stillness import StepStillness
@@ -84,15 +84,6 @@ def _free_packets(*packets: str) -> str:
     return "".join(packets) + box_model("robot", 0.0, 0.0, 0.0, 1.0, static=True)
 
 
-HINGED = """
-    <model name="box_1">
-      <pose>4 0 0 0 0 0</pose>
-      <link name="link"><inertial><mass>1</mass></inertial>
-        <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
-      </link>
-      <joint name="hinge" type="revolute"><parent>world</parent><child>link</child>
-        <axis><xyz>0 0 1</xyz></axis></joint>
-    </model>"""
 OFFSET = """
     <model name="box_1">
       <pose>4 0 0 0 0 0</pose>

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from still_cases import manager, zero_g
+from still_cases import HINGED, manager, zero_g
 
 from sim_fidelity.fidelity_manager import FidelityConfig, Level
 from sim_fidelity.fidelity_manager.signalers.packet import MAX_PAIRWISE, overlap_bounds
@@ -162,17 +162,6 @@ def test_overlap_bounds_of_several_boxes_at_once():
     np.testing.assert_array_equal(bounds[:, 3:6], lo)
     assert np.isneginf(bounds[:, 6:]).all()
     np.testing.assert_array_equal(overlap_bounds(lo[0], hi[0]), bounds[0])
-
-
-HINGED = """
-    <model name="box_1">
-      <pose>4 0 0 0 0 0</pose>
-      <link name="link"><inertial><mass>1</mass></inertial>
-        <collision name="c"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
-      </link>
-      <joint name="hinge" type="revolute"><parent>world</parent><child>link</child>
-        <axis><xyz>0 0 1</xyz></axis></joint>
-    </model>"""
 
 
 def test_no_fallback_reason_when_ticks_were_asked_for():
