@@ -59,3 +59,26 @@ def test_a_bad_change_anywhere_in_the_batch_changes_nothing(bad, error):
         engine.set_levers([(["a"], Lever.DYNAMICS, False), (["b"], Lever.COLLISION, False), bad])
     for got, want in zip(observed(engine), before):
         np.testing.assert_array_equal(got, want)
+
+
+def test_only_dynamics_switched_off_stops_a_body():
+    """A held body given a twist keeps it when a batch switches its COLLISION off: only the
+    DYNAMICS lever switched off in the batch stops what it holds."""
+    engine = moving()
+    engine.set_lever(["a"], Lever.DYNAMICS, False)
+    twist = np.array([[0.3, 0.2, 0.5, 0.1, 0.0, 0.2]])
+    engine.set_states(["a"], twists=twist)
+    engine.set_levers([(["a"], Lever.COLLISION, False), (["c"], Lever.GRAVITY, False)])
+    np.testing.assert_array_equal(engine.get_states(["a"])[1], twist)
+    engine.set_levers([(["a"], Lever.DYNAMICS, False)])
+    assert not engine.get_states(["a"])[1].any()
+
+
+@pytest.mark.parametrize("lever", [Lever.COLLISION, Lever.DYNAMICS, Lever.GRAVITY])
+def test_an_empty_name_list_changes_nothing(lever):
+    engine = moving()
+    before = observed(engine)
+    engine.set_lever([], lever, False)
+    engine.set_levers([([], lever, False)])
+    for got, want in zip(observed(engine), before):
+        np.testing.assert_array_equal(got, want)
