@@ -1,6 +1,7 @@
 """A world without gravity (a static robot box, floating boxes) and the packet signaler's manager
 over it, for the tests of paper 000's per-step stillness: a box keeps exactly the speed it is
-given, step by step, with the real engine and the real manager."""
+given, step by step, with the real engine and the real manager; and a packet signaler alone over
+a stack's boxes (rule 3's tests)."""
 from __future__ import annotations
 
 from sim_fidelity.fidelity_manager import FidelityConfig, FidelityManager, Level
@@ -48,3 +49,14 @@ def manager(sim: MujocoEngine, **packet_options) -> FidelityManager:
 def levels(m: FidelityManager) -> list[Level]:
     """The levels of box_0 and box_1."""
     return [level for level, _ in m.get_fidelity(["box_0", "box_1"]).values()]
+
+
+def packet_signaler(sim: MujocoEngine, params: dict, pattern: str):
+    """The packet signaler ``s`` of ``params``, one tree per box whose name ``pattern`` (one
+    group) matches."""
+    config = FidelityConfig.from_dict({
+        "signalers": {"s": params},
+        "trees": {"boxes": {"signaler": "s", "name": "{key}",
+                            "objects": [{"type": "shape", "pattern": pattern}]}},
+        "presets": {"on": {}}})
+    return config.build_signalers(sim, config.build_trees(sim), "on")["s"]

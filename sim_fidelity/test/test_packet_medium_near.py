@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from still_cases import packet_signaler
 
-from sim_fidelity.fidelity_manager import ConfigError, FidelityConfig, Level
+from sim_fidelity.fidelity_manager import ConfigError, Level
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.stack_test import stack_sdf
 
@@ -22,12 +23,7 @@ def sim():
 
 
 def signaler(sim, **params):
-    config = FidelityConfig.from_dict({
-        "signalers": {"s": {**BASE, **params}},
-        "trees": {"boxes": {"signaler": "s", "name": "{key}",
-                            "objects": [{"type": "shape", "pattern": r"(box_\d_0_0)"}]}},
-        "presets": {"on": {}}})
-    return config.build_signalers(sim, config.build_trees(sim), "on")["s"]
+    return packet_signaler(sim, {**BASE, **params}, r"(box_\d_0_0)")
 
 
 def levels(sig, t, box_xs, speeds=(0.0, 0.0, 0.0), current=(H, L, L), spins=(0.0, 0.0, 0.0)):

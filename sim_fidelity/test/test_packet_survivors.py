@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from still_cases import HINGED, manager, zero_g
+from still_cases import HINGED, manager, packet_signaler, zero_g
 
-from sim_fidelity.fidelity_manager import FidelityConfig, Level
+from sim_fidelity.fidelity_manager import Level
 from sim_fidelity.fidelity_manager.signalers.packet import MAX_PAIRWISE, overlap_bounds
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.sdf_text import box_model
@@ -37,12 +37,7 @@ def many():
 
 
 def signaler(sim, **params):
-    config = FidelityConfig.from_dict({
-        "signalers": {"s": {**NEAR, **params}},
-        "trees": {"boxes": {"signaler": "s", "name": "{key}",
-                            "objects": [{"type": "shape", "pattern": r"(box_\d+_0_0)"}]}},
-        "presets": {"on": {}}})
-    return config.build_signalers(sim, config.build_trees(sim), "on")["s"]
+    return packet_signaler(sim, {**NEAR, **params}, r"(box_\d+_0_0)")
 
 
 def levels(sig, t, xy, twists=None, current=None):
