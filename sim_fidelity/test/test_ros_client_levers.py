@@ -1,7 +1,7 @@
 """RosSimulator's levers against real sim_server processes: ``features()`` finds the lever
 services the server node advertises (and does not wait for them where it advertises none), and
 the static-copy fallback (a server without lever services, as Gazebo) gives lowered levers back
-on ``reset()`` as the protocol requires.
+on ``reset()`` as the protocol requires; a client makes its service clients once, not per call.
 """
 from __future__ import annotations
 
@@ -93,3 +93,25 @@ def test_reset_gives_back_what_the_fallback_lowered(without_levers, world_file):
         poses, _ = sim.get_states(["floating", "resting"])
         assert poses[0, 2] < start[0, 2] - 0.1
         assert poses[1, 2] > 0.1
+
+
+def test_a_client_makes_its_service_clients_once_not_per_call(with_levers, world_file):
+    """However many calls a manager makes, its node's service clients stay those of the first
+    round (a handshake or a client made per call would add one each time: the class of bug
+    that stalled nodes in CI while every single-call test passed)."""
+
+    def one_round(sim: RosSimulator) -> None:
+        sim.get_states(["resting", "floating"])
+        sim.set_lever(["floating"], Lever.GRAVITY, False)
+        sim.get_lever(["floating"], Lever.GRAVITY)
+        sim.set_lever(["floating"], Lever.GRAVITY, True)
+        sim.step(2)
+        assert sim.sim_state() is SimState.PAUSED
+
+    with _client(with_levers, world_file) as sim:
+        sim.set_sim_state(SimState.PAUSED)
+        one_round(sim)
+        made = sorted(c.srv_name for c in sim._node.clients)
+        for _ in range(4):
+            one_round(sim)
+        assert sorted(c.srv_name for c in sim._node.clients) == made
