@@ -28,9 +28,8 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from sim_fidelity.fidelity_manager import FidelityManager  # noqa: E402
-from sim_fidelity.truck.bench import ManagerMeter, TICK_PERIOD, truck_config  # noqa: E402
-from sim_fidelity.truck.controller import (CONTROL_PERIOD, DECISION_SETTLE,  # noqa: E402
-                                           UnloadingController)
+from sim_fidelity.truck.bench import TICK_PERIOD, ManagerMeter, truck_config  # noqa: E402
+from sim_fidelity.truck.controller import CONTROL_PERIOD, DECISION_SETTLE, UnloadingController  # noqa: E402
 from sim_fidelity.truck.robot import load_truck  # noqa: E402
 from sim_fidelity.world_generators.truck import world_sdf  # noqa: E402
 
