@@ -8,7 +8,8 @@ from sim_fidelity.simulator.protocol import EntityKind, Lever
 from sim_fidelity.truck.robot import load_truck
 from sim_fidelity.world_generators.sdf_text import box_model
 from sim_fidelity.world_generators.truck import ROBOT_START_X, packet_model, world_sdf
-from sim_fidelity.world_generators.unloader import ACTIVE_JOINTS, CUP_RADIUS, plunger_names
+from sim_fidelity.world_generators.unloader import (ACTIVE_JOINTS, CUP_RADIUS, NOSE_HINGE,
+                                                    nose_slope, plunger_names)
 
 IDENTITY = np.array([0, 0, 0, 0, 0, 0, 1.0])
 # A packet on a static pedestal, its face where the cups arrive with arm_reach 1.2 and the
@@ -149,6 +150,21 @@ def test_conveyor_carries_a_packet_off_the_rear_and_counts_it(tmp_path):
     assert not sim.get_lever(["packet_0000"], Lever.DYNAMICS)[0]
     assert not sim.get_lever(["packet_0000"], Lever.COLLISION)[0]
     assert sim.get_lever(["packet_0001"], Lever.DYNAMICS)[0]
+
+
+def test_a_short_packet_crosses_from_the_extended_nose_to_the_body_belt(tmp_path):
+    """At full nose_reach the hinge stands 0.42 m ahead of the body conveyor; the bridge belt
+    spans that gap, so a packet shorter than it rides from the ramp to the rear and counts."""
+    slope = nose_slope()
+    along = 0.45  # m down the ramp from the hinge
+    x = ROBOT_START_X + NOSE_HINGE[0] + 0.4 + along * np.cos(slope)
+    z = NOSE_HINGE[2] - along * np.sin(slope) + 0.12
+    sim, robot = _world(tmp_path, _packet("packet_0000", x, 0.0, z, (0.2, 0.2, 0.16), 2.0))
+    # the nose out and down, the arm up and back as the controller's sweep has them
+    _settle_to(sim, robot, {"nose_reach": 0.4, "nose_pitch": 0.0, "arm_lift": 1.2,
+                            "arm_reach": -0.8}, 5.0)
+    pose = sim.get_states(["packet_0000"])[0][0]
+    assert robot.unloaded == 1, f"packet at {pose[:3].round(2)}, not carried off the rear"
 
 
 def test_cups_are_small_and_only_cups_collide_on_plungers(tmp_path):

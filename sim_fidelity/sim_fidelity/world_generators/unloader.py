@@ -14,7 +14,10 @@ The robot (x forward, z up, model frame on the floor under the base centre):
   implemented by :mod:`sim_fidelity.truck.suction`). Only the cups collide.
 * **nose** (4 active joints): ``nose_reach`` (x), ``nose_pitch`` (lowers the ramp onto the floor),
   ``sweep_left``/``sweep_right`` (paddles ``sweeper_*`` at the tip that swing inward). The ramp is
-  a belt (``nose::belt``) carrying packets up onto the body conveyor.
+  a belt (``nose::belt``) carrying packets up onto the body conveyor. A third belt, the
+  ``nose_mount::bridge`` behind the hinge, slides out with ``nose_reach`` and spans the gap it opens
+  between the ramp and the body conveyor (without it, packets shorter than the gap fell through
+  onto the floor under the robot).
 
 Every active joint is driven by a ``gz::sim::systems::JointPositionController`` plugin (the same
 file works in Gazebo); the belts are emulated by the ``sim_fidelity_conveyor`` plugin
@@ -45,6 +48,8 @@ TOOL_HOME = (0.70, 0.0, 1.0)  # tool frame at zero arm joints
 NOSE_HINGE = (1.02, 0.0, 0.49)
 NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS = 1.1, 2.2, 0.01
 NOSE_TIP_Z = 0.004  # m, height of the ramp's lower edge at nose_pitch = 0 (a thin scoop)
+BRIDGE_LENGTH = 0.45  # m behind the hinge: spans the gap at full nose_reach (0.4 m + 0.02 m)
+BRIDGE_TOP = BELT_TOP - 0.003  # m: just below the body belt, which it slides under
 SENSOR_RANGE = 0.10  # m
 SENSOR_RATE = 50.0  # Hz
 
@@ -193,7 +198,10 @@ def model_sdf() -> str:
         _link("tool", (tx, ty, tz, 0, 0, 0), _box("frame", (0.05, 1.0, 0.6)), _inertial(15, 1)),
         _link("plate", (tx + PLATE_X, ty, tz, 0, 0, 0),
               _box("plate", (0.01, 0.95, 0.55), collide=False), _inertial(5, 0.3)),
-        _link("nose_mount", (hx, hy, hz, 0, 0, 0), "", _inertial(20, 1)),
+        _link("nose_mount", (hx, hy, hz, 0, 0, 0),
+              _box("bridge", (BRIDGE_LENGTH, BELT_WIDTH, 0.02),
+                   f"{-BRIDGE_LENGTH / 2:g} 0 {BRIDGE_TOP - 0.01 - hz:g} 0 0 0", mu=0.8),
+              _inertial(20, 1)),
         _link("nose", (hx, hy, hz, 0, 0, 0),
               _box("belt", (NOSE_LENGTH, NOSE_WIDTH, NOSE_THICKNESS),
                    f"{NOSE_LENGTH / 2 * math.cos(slope):.6g} 0 "
@@ -213,6 +221,8 @@ def model_sdf() -> str:
     controllers += [_controller(n, kp, kd, f) for n, _, _, _, _, _, _, kp, kd, f in ACTIVE_JOINTS]
     conveyor = ('\n    <plugin filename="sim_fidelity_conveyor" name="conveyor">'
                 "<belt><link>body_conveyor</link><collision>belt</collision><speed>0.8</speed>"
+                "<direction>-1 0 0</direction></belt>"
+                "<belt><link>nose_mount</link><collision>bridge</collision><speed>0.8</speed>"
                 "<direction>-1 0 0</direction></belt>"
                 "<belt><link>nose</link><collision>belt</collision><speed>1.2</speed>"
                 f"<direction>-{math.cos(slope):.6f} 0 {math.sin(slope):.6f}</direction></belt>"
