@@ -17,6 +17,7 @@ from sim_fidelity.recording.writer import BagWriter
 from sim_fidelity.simulator.geodesy import enu_to_geodetic
 from sim_fidelity.simulator.poses import rpy_to_quat
 from sim_fidelity.ugv.course import ORIGIN
+from sim_fidelity.ugv.vehicle import UgvSim
 
 SPEC = data_dir("config") / "reality_gap" / "ackermann_ugv.yaml"
 
@@ -29,7 +30,11 @@ def test_spec_origin_is_the_course_origin_and_preset_has_its_topics() -> None:
     recorded = dict(load_preset("ugv").topics)
     sources = [*spec.state, *spec.action, spec.reward]
     assert all(recorded.get(s.topic) == s.type for s in sources)
-    assert {t.entity for t in spec.apply} == {"ugv"}
+    assert {t.entity for t in spec.apply if t.component != "value"} == {"ugv"}
+    # the value targets are settable values of the vehicle's own sensors on the design field
+    settable = UgvSim.from_world("design").sensors.settable
+    values = [t.entity for t in spec.apply if t.component == "value"]
+    assert values and set(values) <= set(settable)
 
 
 def test_navsat_fix_reads_as_course_metres(tmp_path: Path) -> None:

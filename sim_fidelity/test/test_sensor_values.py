@@ -41,6 +41,9 @@ def test_override_holds_until_released_and_bool_is_coerced():
     assert table.value(TERRAIN) == 1.0
     with pytest.raises(UnknownEntityError, match="not a value sensor"):
         table.set_sensor_values(["robot::link::nothing"], [1.0])
+    with pytest.raises(UnknownEntityError, match="nothing"):  # a known name beside: unchanged
+        table.set_sensor_values([TERRAIN, "robot::link::nothing"], [0.0, 1.0])
+    assert table.value(TERRAIN) == 1.0 and np.isnan(table.overrides).all()
     with pytest.raises(InvalidOperationError, match="1 names but 2 values"):
         table.set_sensor_values([TERRAIN], [1.0, 0.0])
 

@@ -7,9 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from sim_fidelity.ugv.course import GOAL_RADIUS, TIME_LIMIT, WAYPOINTS
+from rosbags.rosbag2 import Reader
+
+from sim_fidelity.reality_gap.kernel_set import KernelRunner, KernelSet
+from sim_fidelity.reality_gap.kernels import Kernel
+from sim_fidelity.reality_gap.messages import typestore
+from sim_fidelity.reality_gap.spec import load_spec
+from sim_fidelity.simulator.poses import quat_to_rpy
+from sim_fidelity.ugv.course import GOAL_RADIUS, IMU_TOPIC, TIME_LIMIT, WAYPOINTS
 from sim_fidelity.ugv.fly import Start, fly
 from sim_fidelity.ugv.mission import MissionParams, Navigator
+from sim_fidelity.ugv.pipeline import SPEC
 from sim_fidelity.ugv.monitor import GIVE_UP, INSTRUMENTATION, PerformanceMonitor
 from sim_fidelity.ugv.vehicle import UgvSim
 
@@ -174,3 +182,39 @@ def test_the_ramp_slows_the_original_software_and_the_redesign_climbs_it() -> No
     assert _past(climbed, -1.0) + 3.0 < _past(slow, -1.0)  # the redesign is over it sooner
     on_slope = (slow[:, 3] > 0.1).sum(), (climbed[:, 3] > 0.1).sum()
     assert on_slope[1] < on_slope[0]
+
+
+def test_a_kernel_holds_the_imu_pitch_for_its_period_and_the_next_look_reads_the_simulation(
+        tmp_path) -> None:
+    """With the shipped spec (pose and the IMU's pitch value), a kernel active everywhere whose
+    f_k keeps the state and sets pitch 0.2: the IMU the mission reads (logged to the bag)
+    reports 0.2 from each look with a correction up to the next look, which reads the
+    simulation's own IMU (the flat field's pitch); after the flight nothing is held."""
+    spec = load_spec(SPEC)
+    d, m = len(spec.state), len(spec.action)
+    pitch = spec.state_names.index("pitch")
+    transfer = np.hstack([np.eye(d), np.zeros((d, m + 1))])
+    transfer[pitch] = 0.0
+    transfer[pitch, -1] = 0.2
+    everywhere = Kernel(np.zeros(d), np.zeros((1, d)), 1e6, (0.5, 0.5), 1, transfer, 7)
+    sim = UgvSim.from_world("design", seed=2)
+    runner = KernelRunner(sim.engine, KernelSet([everywhere], spec), sensors=sim.sensors)
+    flight = fly(sim, MissionParams(), Start(0.0, 0.0, math.pi / 2, seed=2), bag=tmp_path / "bag",
+                 runner=runner)
+    assert flight.kernel_hits > 5
+    store, rows = typestore(), []
+    with Reader(tmp_path / "bag") as reader:
+        for conn, stamp, raw in reader.messages([c for c in reader.connections
+                                                 if c.topic == IMU_TOPIC]):
+            q = store.deserialize_cdr(raw, conn.msgtype).orientation
+            rows.append((stamp * 1e-9, quat_to_rpy(np.array([q.x, q.y, q.z, q.w]))[1]))
+    t, read = np.array(rows).T
+    period = 1.0 / spec.rate_hz
+    at_look = np.isclose(t / period, np.round(t / period), atol=1e-6)
+    # the first look (t = 0) has no fix yet, the second takes (s, a), the third corrects
+    held = (t > 2 * period + 1e-6) & ~at_look
+    assert held.sum() > 50 and at_look.sum() > 5
+    np.testing.assert_allclose(read[held], 0.2, atol=1e-9)
+    assert np.abs(read[at_look]).max() < 0.05  # the simulation's own: flat
+    assert np.abs(read[t <= 2 * period + 1e-6]).max() < 0.05  # before any correction
+    assert math.isnan(sim.sensors.pitch[sim.imu_sensor])  # released after the flight

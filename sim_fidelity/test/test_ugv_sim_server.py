@@ -38,7 +38,7 @@ def served(tmp_path_factory):
                       {"world": str(world_path("design")), "real_time_factor": 8.0,
                        "publish_rate": 50.0}, domain, log)
     try:
-        yield probe, topics, proc, log
+        yield probe, topics, proc, log, domain
     finally:
         probe.close()
         stop(proc)
@@ -46,7 +46,7 @@ def served(tmp_path_factory):
 
 def test_gps_fixes_at_one_hertz_with_the_sdf_noise(served):
     from sensor_msgs.msg import NavSatFix, NavSatStatus
-    probe, topics, proc, log = served
+    probe, topics, proc, log, _ = served
     gps = topics["gps"]
     assert wait_for(lambda: len(gps) >= 60, 120.0), (len(gps), log.read_text())  # 8 s if idle
     fixes = list(gps)[:60]
@@ -72,7 +72,7 @@ def test_gps_fixes_at_one_hertz_with_the_sdf_noise(served):
 
 
 def test_imu_has_enu_orientation_body_rates_and_its_rate(served):
-    probe, topics, proc, log = served
+    probe, topics, proc, log, _ = served
     imu = topics["imu"]
     assert wait_for(lambda: len(imu) >= 200, 60.0), log.read_text()
     msgs = list(imu)[-200:]
@@ -95,7 +95,7 @@ def test_imu_has_enu_orientation_body_rates_and_its_rate(served):
 def test_ackermann_command_drives_and_odometry_follows(served):
     from ackermann_msgs.msg import AckermannDriveStamped
     from geometry_msgs.msg import Twist
-    probe, topics, proc, log = served
+    probe, topics, proc, log, _ = served
     odom = topics["odom"]
     assert wait_for(lambda: len(odom) > 0, 60.0), log.read_text()
     last = odom[-1]
@@ -119,3 +119,35 @@ def test_ackermann_command_drives_and_odometry_follows(served):
     assert sent_until(twist, probe.publisher(Twist, TWIST_TOPIC),
                       lambda: moving(0.5, twist.angular.z)), log.read_text()
     assert proc.poll() is None
+
+
+def test_imu_pitch_is_set_and_released_over_ros(served):
+    """``~/set_sensor_values`` takes the IMU's ``<sensor>/pitch``: the published orientation
+    carries it (roll and yaw from the state) until NaN releases it; a request naming an unknown
+    value changes nothing."""
+    pytest.importorskip("sim_fidelity_interfaces.srv", reason="interface packages not built")
+    from sim_fidelity.simulator.errors import UnknownEntityError
+    from sim_fidelity.simulator.poses import quat_to_rpy
+    from sim_fidelity.simulator.ros.client import RosSimulator
+    probe, topics, proc, log, domain = served
+    imu, name = topics["imu"], "ugv::base_link::imu/pitch"
+    sim = RosSimulator(domain_id=domain, timeout=30.0)
+
+    def reads(pitch: float) -> bool:  # messages published from now on report ``pitch``
+        def latest() -> np.ndarray | None:
+            q = imu[-1].orientation if imu else None
+            return None if q is None else quat_to_rpy(np.array([q.x, q.y, q.z, q.w]))
+        imu.clear()
+        return wait_for(lambda: len(imu) >= 5 and abs(latest()[1] - pitch) < 1e-3
+                        and abs(latest()[2] - math.pi / 2) < 1e-2, 60.0)
+    try:
+        sim.wait_for_server(60.0)
+        sim.set_sensor_values([name], [0.25])
+        assert reads(0.25), log.read_text()
+        with pytest.raises(UnknownEntityError):
+            sim.set_sensor_values([name, "ugv::base_link::imu/roll"], [0.0, 0.1])
+        assert reads(0.25)  # the rejected request released nothing
+        sim.set_sensor_values([name], [math.nan])
+        assert reads(0.0)
+    finally:
+        sim.close()

@@ -9,7 +9,7 @@ import pytest
 from sim_fidelity.simulator import geodesy
 from sim_fidelity.simulator.actuators import ackermann_drives
 from sim_fidelity.simulator.engine import MujocoEngine
-from sim_fidelity.simulator.errors import SdfError
+from sim_fidelity.simulator.errors import InvalidOperationError, SdfError, UnknownEntityError
 from sim_fidelity.ugv.course import MODEL, ORIGIN, WAYPOINTS, world_path
 from sim_fidelity.ugv.vehicle import UgvSim
 from sim_fidelity.world_generators.ackermann_course import GRASS_MU, course_world
@@ -204,3 +204,27 @@ def test_imu_reads_its_own_link_after_the_model_recompiles():
     ugv.command(1.0, 0.0)
     ugv.step(1.0)
     assert ugv.twist()[1] == pytest.approx(1.0, rel=0.05)
+
+
+def test_imu_pitch_is_a_settable_value_until_released():
+    """``<imu>/pitch`` overrides the pitch every read reports (roll and yaw from the state); NaN
+    releases it; a bad request changes nothing."""
+    ugv = UgvSim.from_world("design", seed=1)
+    name = ugv.imu_sensor + "/pitch"
+    assert ugv.sensors.settable == [name]
+    ugv.step(0.5)
+    before = ugv.imu().rpy
+    ugv.sensors.take()
+    ugv.sensors.set_sensor_values([name], [0.3])
+    held = ugv.imu().rpy
+    assert held[1] == pytest.approx(0.3) and held[[0, 2]] == pytest.approx(before[[0, 2]])
+    ugv.step(0.1)
+    taken = [s.rpy[1] for sp, s in ugv.sensors.take() if sp.kind == "imu"]
+    assert len(taken) == 5 and taken == pytest.approx([0.3] * 5)
+    with pytest.raises(UnknownEntityError, match="settable"):
+        ugv.sensors.set_sensor_values([name, ugv.imu_sensor + "/roll"], [math.nan, 0.1])
+    with pytest.raises(InvalidOperationError):
+        ugv.sensors.set_sensor_values([name], [math.nan, 0.0])
+    assert ugv.imu().rpy[1] == pytest.approx(0.3)  # neither request released it
+    ugv.sensors.set_sensor_values([name], [math.nan])
+    assert abs(ugv.imu().rpy[1]) < 1e-3

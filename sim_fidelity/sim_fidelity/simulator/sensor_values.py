@@ -16,12 +16,16 @@ pose composed with the sensor ``<pose>``), else ``default``; without regions it 
 An override holds until it is replaced or released (NaN): the value in force is the override
 where there is one, the computed value elsewhere. Gazebo ignores a ``custom`` sensor it has no
 plugin for, so the same world still loads there.
+
+The table also takes the settable values of the world's IMUs (``<imu sensor>/pitch``,
+:mod:`.vehicle_sensors`) when given their sensors, so one request (``sim_server``'s
+``~/set_sensor_values``) sets either kind.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -96,11 +100,14 @@ class SensorValues:
     """The value table of one engine: computed values, overrides, the values in force.
 
     ``engine`` is anything with ``world`` (a LoadedWorld) and ``get_states(links)`` — the
-    in-process MuJoCo engine.
+    in-process MuJoCo engine. ``vehicle`` returns the engine's current
+    :class:`~.vehicle_sensors.VehicleSensors` (the server replaces it when sensors come and go),
+    whose settable IMU values :meth:`set_sensor_values` also takes.
     """
 
-    def __init__(self, engine):
+    def __init__(self, engine, vehicle: Callable[[], object] | None = None):
         self.engine = engine
+        self.vehicle = vehicle
         self.sensors = value_sensors(engine.world)
         self.names = [s.name for s in self.sensors]
         self._index = {n: i for i, n in enumerate(self.names)}
@@ -157,14 +164,25 @@ class SensorValues:
             raise UnknownEntityError(name, f"not a value sensor (declared: {self.names})") from None
 
     def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
-        """Override the named sensors (bool sensors store 0/1); NaN releases an override."""
+        """Override the named sensors (bool sensors store 0/1); NaN releases an override. An
+        unknown name or a count mismatch changes nothing."""
         names, values = list(names), np.asarray(values, float).reshape(-1)
         if len(names) != len(values):
             raise InvalidOperationError(f"{len(names)} names but {len(values)} values")
-        idx = [self.index(n) for n in names]
-        for i, v in zip(idx, values):
-            self.overrides[i] = v if math.isnan(v) or self.sensors[i].kind == "double" \
-                else float(v >= 0.5)
+        vehicle = self.vehicle() if self.vehicle is not None else None
+        settable = vehicle.settable if vehicle is not None else []
+        for n in names:
+            if n not in self._index and n not in settable:
+                raise UnknownEntityError(n, f"not a value sensor or a settable IMU value (value sensors: "
+                                         f"{self.names}; IMU values: {settable})")
+        theirs = [k for k, n in enumerate(names) if n not in self._index]
+        if theirs:
+            vehicle.set_sensor_values([names[k] for k in theirs], values[theirs])
+        for n, v in zip(names, values):
+            if n in self._index:
+                i = self._index[n]
+                self.overrides[i] = v if math.isnan(v) or self.sensors[i].kind == "double" \
+                    else float(v >= 0.5)
 
     def release_all(self) -> None:
         self.overrides[:] = np.nan

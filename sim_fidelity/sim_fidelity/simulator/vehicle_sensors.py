@@ -17,24 +17,34 @@ takes the sample from the engine's state:
 
 Samples queue until :meth:`VehicleSensors.take` collects them (the server publishes each one,
 stamped with its own sim time) and the latest of each sensor stays readable (:meth:`latest`).
+
+An IMU's pitch is a settable sensor value, named ``<sensor>/pitch`` (e.g. ``ugv::chassis::imu/pitch``):
+:meth:`VehicleSensors.set_sensor_values` overrides it (NaN releases), and while it holds, every
+sample read (:meth:`latest`, :meth:`take`) reports that pitch with the roll and yaw the state
+gives. The reality-gap kernel manager uses it to have the simulation return a kernel's pitch
+(paper 001: a kernel maps to "a new sensor state - position, orientation and pitch"), which a
+flat design field cannot hold by its pose alone.
 The noise comes from one seeded generator, so a seeded run repeats exactly; a reset keeps the
 generator going unless it is given a seed.
 """
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import Sequence
 
 import mujoco
 import numpy as np
 
 from . import geodesy, poses
-from .errors import SdfError
+from .errors import InvalidOperationError, SdfError, UnknownEntityError
 from .sdf.records import LoadedWorld, SensorRecord
 
 KINDS = ("navsat", "imu")
+PITCH = "/pitch"  # suffix of an IMU's settable pitch value
 QUEUE_LIMIT = 4096  # samples kept for take(); older ones go (a reader that never takes)
 
 
@@ -189,6 +199,8 @@ class VehicleSensors:
         self._schedule(engine.time)
         self._latest: dict[str, Sample] = {}
         self._queue: deque[tuple[SensorSpec, Sample]] = deque(maxlen=QUEUE_LIMIT)
+        self.settable = [s.name + PITCH for s in self.specs if s.kind == "imu"]
+        self.pitch = {s.name: math.nan for s in self.specs if s.kind == "imu"}  # NaN: computed
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -234,17 +246,39 @@ class VehicleSensors:
             self.rng = np.random.default_rng(seed)
 
     def take(self) -> list[tuple[SensorSpec, Sample]]:
-        """The samples taken since the last call (the newest ``QUEUE_LIMIT``), oldest first."""
-        out = list(self._queue)
+        """The samples taken since the last call (the newest ``QUEUE_LIMIT``), oldest first,
+        with the pitch overrides in force now."""
+        out = [(spec, self._overridden(spec.name, sample)) for spec, sample in self._queue]
         self._queue.clear()
         return out
 
     def latest(self, name: str) -> Sample | None:
-        """The newest sample of a sensor (None before its first)."""
+        """The newest sample of a sensor (None before its first), with its pitch override."""
         if name not in self.by_name:
             raise KeyError(f"'{name}' is not a NavSat or IMU sensor; sensors: "
                            f"{sorted(self.by_name)}")
-        return self._latest.get(name)
+        sample = self._latest.get(name)
+        return None if sample is None else self._overridden(name, sample)
+
+    def set_sensor_values(self, names: Sequence[str], values: Sequence[float]) -> None:
+        """Override the pitch of the IMUs named ``<sensor>/pitch`` (radians, REP 103: positive
+        nose down); NaN releases. An unknown name or a count mismatch changes nothing."""
+        names, values = list(names), np.asarray(values, float).reshape(-1)
+        if len(names) != len(values):
+            raise InvalidOperationError(f"{len(names)} names but {len(values)} values")
+        unknown = [n for n in names if n not in self.settable]
+        if unknown:
+            raise UnknownEntityError(unknown[0], f"not a settable IMU value (settable: "
+                                     f"{self.settable})")
+        for name, value in zip(names, values):
+            self.pitch[name.removesuffix(PITCH)] = float(value)
+
+    def _overridden(self, name: str, sample: Sample) -> Sample:
+        pitch = self.pitch.get(name, math.nan)
+        if math.isnan(pitch):
+            return sample
+        roll, _, yaw = sample.rpy
+        return replace(sample, orientation=poses.rpy_to_quat(roll, pitch, yaw))
 
     def sample(self, which: np.ndarray | None = None) -> list[Sample]:
         """Samples of the sensors at indices ``which`` (all by default) from the state now."""

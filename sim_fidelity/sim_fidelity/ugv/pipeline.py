@@ -132,7 +132,7 @@ def _run(missions: int, seed: int, work: Path, progress: bool) -> Outcome:
         save_kernels(work / "kernels.yaml", spec, gen.kernels, gen.summary.to_dict())
         return gen
     gen = timed("kernel_generation", kernels)
-    runner = KernelRunner(design.engine, KernelSet(gen.kernels, spec))
+    runner = KernelRunner(design.engine, KernelSet(gen.kernels, spec), sensors=design.sensors)
     for phase, params in (("Kernels", original), ("Redes/K", redesign)):
         flights[phase] = timed(phase.lower().replace("/", "_"), lambda p=params, n=phase: _phase(
             design, p, plan, n, progress, runner=runner))

@@ -58,8 +58,8 @@ class SimServer:
         self.node, self.engine = node, engine
         self.lock = threading.RLock()
         engine.set_sim_state(SimState.PAUSED if paused else SimState.PLAYING)
-        sensor_values = SensorValues(engine)
         self.model_topics = ModelTopics(node, engine, self.lock)
+        sensor_values = SensorValues(engine, vehicle=lambda: self.model_topics.sensors)
         self.stepper = Stepper(engine, self.lock, real_time_factor=real_time_factor,
                                on_advance=self._on_advance, on_diverged=self._on_diverged,
                                max_steps=max_steps)
