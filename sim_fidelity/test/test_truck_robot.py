@@ -8,8 +8,13 @@ from sim_fidelity.simulator.protocol import EntityKind, Lever
 from sim_fidelity.truck.robot import load_truck
 from sim_fidelity.world_generators.sdf_text import box_model
 from sim_fidelity.world_generators.truck import ROBOT_START_X, packet_model, world_sdf
-from sim_fidelity.world_generators.unloader import (ACTIVE_JOINTS, CUP_RADIUS, NOSE_HINGE,
-                                                    nose_slope, plunger_names)
+from sim_fidelity.world_generators.unloader import (
+    ACTIVE_JOINTS,
+    CUP_RADIUS,
+    NOSE_HINGE,
+    nose_slope,
+    plunger_names,
+)
 
 IDENTITY = np.array([0, 0, 0, 0, 0, 0, 1.0])
 # A packet on a static pedestal, its face where the cups arrive with arm_reach 1.2 and the

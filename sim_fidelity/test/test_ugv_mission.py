@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from rosbags.rosbag2 import Reader
 
 from sim_fidelity.reality_gap.kernel_set import KernelRunner, KernelSet
@@ -17,8 +16,8 @@ from sim_fidelity.simulator.poses import quat_to_rpy
 from sim_fidelity.ugv.course import GOAL_RADIUS, IMU_TOPIC, TIME_LIMIT, WAYPOINTS
 from sim_fidelity.ugv.fly import Start, fly
 from sim_fidelity.ugv.mission import MissionParams, Navigator
-from sim_fidelity.ugv.pipeline import SPEC
 from sim_fidelity.ugv.monitor import GIVE_UP, INSTRUMENTATION, PerformanceMonitor
+from sim_fidelity.ugv.pipeline import SPEC
 from sim_fidelity.ugv.vehicle import UgvSim
 
 QUIET = dict(steering_noise=0.0, speed_noise=0.0)

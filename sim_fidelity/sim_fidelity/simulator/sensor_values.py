@@ -173,8 +173,8 @@ class SensorValues:
         settable = vehicle.settable if vehicle is not None else []
         for n in names:
             if n not in self._index and n not in settable:
-                raise UnknownEntityError(n, f"not a value sensor or a settable IMU value (value sensors: "
-                                         f"{self.names}; IMU values: {settable})")
+                raise UnknownEntityError(n, f"not a value sensor or a settable IMU value (value "
+                                         f"sensors: {self.names}; IMU values: {settable})")
         theirs = [k for k, n in enumerate(names) if n not in self._index]
         if theirs:
             vehicle.set_sensor_values([names[k] for k in theirs], values[theirs])

@@ -18,8 +18,9 @@ takes the sample from the engine's state:
 Samples queue until :meth:`VehicleSensors.take` collects them (the server publishes each one,
 stamped with its own sim time) and the latest of each sensor stays readable (:meth:`latest`).
 
-An IMU's pitch is a settable sensor value, named ``<sensor>/pitch`` (e.g. ``ugv::chassis::imu/pitch``):
-:meth:`VehicleSensors.set_sensor_values` overrides it (NaN releases), and while it holds, every
+An IMU's pitch is a settable sensor value, named ``<sensor>/pitch`` (e.g.
+``ugv::base_link::imu/pitch``): :meth:`VehicleSensors.set_sensor_values` overrides it (NaN
+releases), and while it holds, every
 sample read (:meth:`latest`, :meth:`take`) reports that pitch with the roll and yaw the state
 gives. The reality-gap kernel manager uses it to have the simulation return a kernel's pitch
 (paper 001: a kernel maps to "a new sensor state - position, orientation and pitch"), which a
