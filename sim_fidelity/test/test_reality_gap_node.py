@@ -1,7 +1,8 @@
 """kernel_manager in its own process against sim_server in another, over real DDS (loopback):
 the state comes from the odometry and terrain topics sim_server publishes and the command the
 test publishes; an active kernel moves the robot, overrides the terrain flag for one tick and
-is reported on ~/fired."""
+is reported on ~/fired. The Ackermann spec's IMU pitch goes the same way, through sim_server's
+settable IMU values."""
 import signal
 
 import numpy as np
@@ -73,4 +74,59 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
             stop(manager)
         listener.close()
         sim.close()
+        stop(server)
+
+
+def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path):
+    """The Ackermann spec as shipped, over ROS: a kernel active everywhere whose f_k keeps the
+    state and sets pitch 0.2 makes sim_server's IMU report pitch 0.2 (its ``value`` target
+    through ``~/set_sensor_values``); the node's SIGINT releases it (the flat field's pitch)."""
+    from ackermann_msgs.msg import AckermannDriveStamped
+    from sensor_msgs.msg import Imu
+
+    from sim_fidelity.simulator.poses import quat_to_rpy
+    from sim_fidelity.ugv.course import COMMAND_TOPIC, IMU_TOPIC, world_path
+    from sim_fidelity.ugv.pipeline import SPEC as UGV_SPEC
+    from sim_fidelity_interfaces.msg import KernelFired
+
+    spec = load_spec(UGV_SPEC)
+    d, m = len(spec.state), len(spec.action)
+    pitch = spec.state_names.index("pitch")
+    transfer = np.hstack([np.eye(d), np.zeros((d, m + 1))])
+    transfer[pitch] = 0.0
+    transfer[pitch, -1] = 0.2
+    everywhere = Kernel(np.zeros(d), np.zeros((1, d)), 1e6, (0.5, 0.5), 1, transfer, 7)
+    kernels = save_kernels(tmp_path / "kernels.yaml", spec, [everywhere], {})
+
+    domain = next_domain()
+    server = start_node("sim_fidelity.simulator.ros.server",
+                        {"world": str(world_path("design")), "real_time_factor": 4.0,
+                         "publish_rate": 20.0}, domain, tmp_path / "sim_server.log")
+    listener = Listener(domain, {"/kernel_manager/fired": KernelFired, IMU_TOPIC: Imu})
+    manager = None
+
+    def pitch_now() -> float | None:
+        q = listener.latest.get(IMU_TOPIC)
+        return None if q is None else float(quat_to_rpy(np.array(
+            [q.orientation.x, q.orientation.y, q.orientation.z, q.orientation.w]))[1])
+    try:
+        cmd = listener.node.create_publisher(AckermannDriveStamped, COMMAND_TOPIC, 10)
+        listener.node.create_timer(0.05, lambda: cmd.publish(AckermannDriveStamped()))
+        manager = start_node("sim_fidelity.reality_gap.node", {"kernels": kernels},
+                             domain, tmp_path / "kernel_manager.log")
+        fired = listener.received["/kernel_manager/fired"]
+        assert wait_for(lambda: fired, 90.0), (tmp_path / "kernel_manager.log").read_text()
+        assert fired[0].state_after[pitch] == pytest.approx(0.2)
+        assert wait_for(lambda: pitch_now() is not None and abs(pitch_now() - 0.2) < 1e-6,
+                        60.0), pitch_now()
+        assert stop(manager, signal.SIGINT) == 0
+        manager = None
+        listener.latest.pop(IMU_TOPIC, None)
+        assert wait_for(lambda: pitch_now() is not None and abs(pitch_now()) < 1e-2, 60.0), \
+            pitch_now()
+        assert server.poll() is None
+    finally:
+        if manager is not None:
+            stop(manager)
+        listener.close()
         stop(server)
