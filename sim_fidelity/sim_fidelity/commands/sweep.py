@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -52,6 +53,23 @@ def stoppable() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def lower_autogroup(autogroup: Path = Path("/proc/self/autogroup")) -> int | None:
+    """A sweep started in a session of its own under ``nice`` (``setsid nice -n 19 simfid
+    sweep``) lowers its session's scheduler autogroup to the same nice value, so that it yields
+    to work of other sessions as ``nice`` promises (docs/sweeps.md, "A sweep in the
+    background"); its Ray workers are in the same session. Returns the nice value set, or None
+    where nothing was done: not niced, not a session leader (lowering a shared session's group
+    would lower everything started from it) or no autogroups here."""
+    value = os.nice(0)
+    if value <= 0 or os.getsid(0) != os.getpid() or not autogroup.exists():
+        return None
+    try:
+        autogroup.write_text(str(value))
+    except OSError:
+        return None
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     if args.spec == "report":
         return run_report(args)
@@ -61,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
 
     _reject(args, REPORT_ONLY, "simfid sweep SPEC.yaml")
     stoppable()
+    lowered = lower_autogroup()
+    if lowered is not None:
+        print(f"simfid sweep: this session's scheduler autogroup lowered to nice {lowered}",
+              file=sys.stderr)
     if args.table is not None:
         raise SweepError(f"simfid sweep {args.spec}: unexpected argument {args.table!r}")
     spec = load_spec(args.spec, args.grid)
