@@ -21,6 +21,17 @@ TO = np.c_[np.zeros((2, 3)), [0.4, 0.3]]  # f(s, u) = (0.4, 0.3) wherever it is 
 LineDynamics = Callable[[float, float, bool], tuple[float, float]]
 
 
+def pitch_everywhere(spec: Spec, pitch: float = 0.2) -> Kernel:
+    """A kernel active everywhere on ``spec``'s state (a state component named ``pitch``) whose
+    f_k keeps the state and sets its pitch to ``pitch``."""
+    d, m = len(spec.state), len(spec.action)
+    row = spec.state_names.index("pitch")
+    transfer = np.hstack([np.eye(d), np.zeros((d, m + 1))])
+    transfer[row] = 0.0
+    transfer[row, -1] = pitch
+    return Kernel(np.zeros(d), np.zeros((1, d)), 1e6, (0.5, 0.5), 1, transfer, 7)
+
+
 def spec_2d(**sections) -> Spec:
     """State (x, y) from /odom, one action v in {0, 1}; ``sections`` update the spec's own."""
     raw = {

@@ -7,6 +7,7 @@ import signal
 
 import numpy as np
 import pytest
+from reality_gap_cases import pitch_everywhere
 from ros_processes import CLIENT_TIMEOUT_S, next_domain, start_node, stop, wait_for
 from topic_listener import Listener
 
@@ -90,13 +91,8 @@ def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path)
     from sim_fidelity_interfaces.msg import KernelFired
 
     spec = load_spec(UGV_SPEC)
-    d, m = len(spec.state), len(spec.action)
     pitch = spec.state_names.index("pitch")
-    transfer = np.hstack([np.eye(d), np.zeros((d, m + 1))])
-    transfer[pitch] = 0.0
-    transfer[pitch, -1] = 0.2
-    everywhere = Kernel(np.zeros(d), np.zeros((1, d)), 1e6, (0.5, 0.5), 1, transfer, 7)
-    kernels = save_kernels(tmp_path / "kernels.yaml", spec, [everywhere], {})
+    kernels = save_kernels(tmp_path / "kernels.yaml", spec, [pitch_everywhere(spec)], {})
 
     domain = next_domain()
     server = start_node("sim_fidelity.simulator.ros.server",

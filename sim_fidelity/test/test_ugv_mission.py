@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from reality_gap_cases import pitch_everywhere
 from rosbags.rosbag2 import Reader
 
 from sim_fidelity.reality_gap.kernel_set import KernelRunner, KernelSet
-from sim_fidelity.reality_gap.kernels import Kernel
 from sim_fidelity.reality_gap.messages import typestore
 from sim_fidelity.reality_gap.spec import load_spec
 from sim_fidelity.simulator.poses import quat_to_rpy
@@ -190,14 +190,9 @@ def test_a_kernel_holds_the_imu_pitch_for_its_period_and_the_next_look_reads_the
     reports 0.2 from each look with a correction up to the next look, which reads the
     simulation's own IMU (the flat field's pitch); after the flight nothing is held."""
     spec = load_spec(SPEC)
-    d, m = len(spec.state), len(spec.action)
-    pitch = spec.state_names.index("pitch")
-    transfer = np.hstack([np.eye(d), np.zeros((d, m + 1))])
-    transfer[pitch] = 0.0
-    transfer[pitch, -1] = 0.2
-    everywhere = Kernel(np.zeros(d), np.zeros((1, d)), 1e6, (0.5, 0.5), 1, transfer, 7)
     sim = UgvSim.from_world("design", seed=2)
-    runner = KernelRunner(sim.engine, KernelSet([everywhere], spec), sensors=sim.sensors)
+    runner = KernelRunner(sim.engine, KernelSet([pitch_everywhere(spec)], spec),
+                          sensors=sim.sensors)
     flight = fly(sim, MissionParams(), Start(0.0, 0.0, math.pi / 2, seed=2), bag=tmp_path / "bag",
                  runner=runner)
     assert flight.kernel_hits > 5
