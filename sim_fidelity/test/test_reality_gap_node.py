@@ -81,7 +81,8 @@ def test_kernel_fires_sets_pose_and_sensor_and_reports(tmp_path):
 def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path):
     """The Ackermann spec as shipped, over ROS: a kernel active everywhere whose f_k keeps the
     state and sets pitch 0.2 makes sim_server's IMU report pitch 0.2 (its ``value`` target
-    through ``~/set_sensor_values``); the node's SIGINT releases it (the flat field's pitch)."""
+    through ``~/set_sensor_values``), released a sub-tick before each look (``hold: period``)
+    and set again; the node's SIGINT releases it (the flat field's pitch)."""
     from ackermann_msgs.msg import AckermannDriveStamped
     from sensor_msgs.msg import Imu
 
@@ -115,6 +116,9 @@ def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path)
         assert fired[0].state_after[pitch] == pytest.approx(0.2)
         assert wait_for(lambda: pitch_now() is not None and abs(pitch_now() - 0.2) < 1e-6,
                         60.0), pitch_now()
+        # hold: period: released a sub-tick before each look, set again by the look's kernel
+        assert wait_for(lambda: abs(pitch_now()) < 1e-2, 60.0), pitch_now()
+        assert wait_for(lambda: abs(pitch_now() - 0.2) < 1e-6, 60.0), pitch_now()
         assert stop(manager, signal.SIGINT) == 0
         manager = None
         listener.latest.pop(IMU_TOPIC, None)

@@ -71,6 +71,14 @@ def test_bad_state_fields_name_topic_and_field(entry, message, field):
                                                           "component": "pose.x"}]}, "apply"),
     ({"state": [ODOM_X], "action": [TWIST_V], "apply": [{"state": "x", "entity": "r",
                                                           "component": "pose.w"}]}, "apply"),
+    ({"state": [ODOM_X], "action": [TWIST_V], "apply": [{"state": "x", "entity": "r::l::s",
+                                                          "component": "value",
+                                                          "hold": "forever"}]},
+     r"apply\[0\]: 'hold'"),
+    ({"state": [ODOM_X], "action": [TWIST_V], "apply": [{"state": "x", "entity": "r",
+                                                          "component": "pose.x",
+                                                          "hold": "period"}]},
+     r"apply\[0\]: 'hold' is for 'value' targets"),
     ({"state": [ODOM_X], "action": [TWIST_V], "rewards": {}}, "unknown section"),
     ({"state": [dict(ODOM_X, weight=0)], "action": [TWIST_V]}, "at least one > 0"),
     ({"state": [dict(ODOM_X, weight=-1)], "action": [TWIST_V]}, "weights must be >= 0"),
@@ -85,3 +93,12 @@ def test_load_spec_names_file(tmp_path):
     path.write_text("state: [\n")
     with pytest.raises(SpecError, match="bad.yaml"):
         load_spec(path)
+
+
+def test_a_value_target_holds_while_active_unless_it_says_period():
+    apply = [{"state": "x", "entity": "r::l::a", "component": "value"},
+             {"state": "x", "entity": "r::l::b", "component": "value", "hold": "period"}]
+    spec = Spec.from_dict({"state": [ODOM_X], "action": [TWIST_V], "apply": apply})
+    assert [t.hold for t in spec.apply] == ["while_active", "period"]
+    assert "hold" not in spec.raw["apply"][0] and spec.raw["apply"][1]["hold"] == "period"
+    assert Spec.from_dict(spec.raw).hash == spec.hash  # the normalised form round-trips

@@ -2,6 +2,7 @@
 the vehicle (``UgvSim``, real MuJoCo) on the design and deployment fields."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -212,3 +213,24 @@ def test_a_kernel_holds_the_imu_pitch_for_its_period_and_the_next_look_reads_the
     assert np.abs(read[at_look]).max() < 0.05  # the simulation's own: flat
     assert np.abs(read[t <= 2 * period + 1e-6]).max() < 0.05  # before any correction
     assert math.isnan(sim.sensors.pitch[sim.imu_sensor])  # released after the flight
+
+
+def test_expire_ends_only_the_overrides_held_for_a_period() -> None:
+    """``KernelRunner.expire`` releases the ``hold: period`` values (the shipped spec's IMU pitch)
+    and leaves ``while_active`` ones to :meth:`release`."""
+    spec = load_spec(SPEC)
+    assert [t.hold for t in spec.apply if t.component == "value"] == ["period"]
+    while_active = dataclasses.replace(spec, apply=tuple(
+        dataclasses.replace(t, hold="while_active") for t in spec.apply))
+    sim = UgvSim.from_world("design", seed=2)
+    sim.step(0.5)
+    state, action = np.array([0.0, 0.0, math.pi / 2, 0.0]), np.zeros(2)
+    for held, expires in ((spec, True), (while_active, False)):
+        runner = KernelRunner(sim.engine, KernelSet([pitch_everywhere(held)], held),
+                              sensors=sim.sensors)
+        assert runner.apply(state, action) is not None
+        assert sim.imu().rpy[1] == pytest.approx(0.2)
+        runner.expire()
+        assert bool(abs(sim.imu().rpy[1]) < 1e-2) is expires
+        runner.release()
+        assert abs(sim.imu().rpy[1]) < 1e-2

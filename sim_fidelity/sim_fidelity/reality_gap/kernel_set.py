@@ -166,7 +166,9 @@ class KernelRunner:
     produced by the one the kernel predicts (the paper: the simulation "returns f_k(s, a)").
     ``value`` targets are written to settable sensors through ``sensors`` (default: the
     simulator, e.g. ``RosSimulator``; in process: a ``SensorValues`` table); the overrides hold
-    while kernels fire and are released at the first call on which none is active.
+    while kernels fire and are released at the first call on which none is active, or, for
+    targets with ``hold: period``, by :meth:`expire`, which the manager calls before it reads
+    the state of its next look.
     """
 
     def __init__(self, simulator: Simulator, kernels: KernelSet,
@@ -175,6 +177,7 @@ class KernelRunner:
         self.kernels = kernels
         values = [t for t in kernels.spec.apply if t.component == SENSOR_VALUE]
         self.sensor_names = [t.entity for t in values]
+        self.expiring = [t.entity for t in values if t.hold == "period"]
         self._value_index = np.array([t.index for t in values], dtype=int)
         self.sensors = sensors if sensors is not None or not values else simulator
         if values and not hasattr(self.sensors, "set_sensor_values"):
@@ -203,6 +206,13 @@ class KernelRunner:
             self.sensors.set_sensor_values(self.sensor_names,
                                            np.full(len(self.sensor_names), np.nan))
             self._overriding = False
+
+    def expire(self) -> None:
+        """Release the overrides held for one sampling period (``hold: period``): f_k(s, a) is
+        the state one period on, so they end before the manager reads its next state."""
+        if self._overriding and self.expiring:
+            self.sensors.set_sensor_values(self.expiring, np.full(len(self.expiring), np.nan))
+            self._overriding = len(self.expiring) < len(self.sensor_names)
 
     def apply(self, state: np.ndarray, action: np.ndarray) -> tuple[int, np.ndarray] | None:
         """Look up (s, a); if a kernel is active, write f_k(s, a) into the simulator.

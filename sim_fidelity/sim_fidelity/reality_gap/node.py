@@ -5,7 +5,9 @@ bags had; values are read exactly as the bag ingest reads them). Every 1/``rate`
 simulation time (``/clock``) it takes the state s and command a of the previous tick and, when
 a kernel is active at (s, a), replaces the state the simulation produced since by f_k(s, a):
 poses and twists through ``RosSimulator`` (``apply:`` of the spec), sensor values through the
-simulator's settable sensors (released again at the first tick without an active kernel).
+simulator's settable sensors (released again at the first tick without an active kernel, or,
+``hold: period``, a tenth of a period before the next tick, so that tick reads the simulation's
+own sensors).
 Each correction is published as ``sim_fidelity_interfaces/KernelFired`` on ``~/fired``.
 
 f_k predicts one sampling period of the spec ahead, so ``rate`` defaults to the spec's
@@ -25,6 +27,7 @@ from .kernel_markers import kernel_marker_array, kernel_spheres
 from .kernel_set import KernelRunner, KernelSet
 
 RELEASE_BUDGET_S = 2.0  # for releasing the sensor overrides when the node stops
+SUBTICKS = 10  # with overrides held for a period: they end one sub-tick before the next tick
 
 
 def message_class(type_name: str):
@@ -56,7 +59,11 @@ class KernelManagerNode:
                                      self._reader(idx), 10)
         self._fired = node.create_publisher(KernelFired, "~/fired", 10)
         self._markers = KernelMarkers(node, runner.kernels)
-        node.create_timer(1.0 / rate, self._tick)  # ROS time: follows /clock
+        self._subtick = 0
+        if runner.expiring:  # ROS time: the timers follow /clock
+            node.create_timer(1.0 / (rate * SUBTICKS), self._on_subtick)
+        else:
+            node.create_timer(1.0 / rate, self._tick)
 
     def _reader(self, idx: list[int]):
         def read(msg) -> None:
@@ -70,6 +77,17 @@ class KernelManagerNode:
         with self.ticking:
             self.stopped = True
             self.runner.release()
+
+    def _on_subtick(self) -> None:
+        """A tick every :data:`SUBTICKS` sub-ticks; on the sub-tick before it, the overrides
+        held for one period end (published sensors then carry the simulation's values)."""
+        self._subtick = (self._subtick + 1) % SUBTICKS
+        if self._subtick == 0:
+            self._tick()
+        elif self._subtick == SUBTICKS - 1:
+            with self.ticking:
+                if not self.stopped:
+                    self.runner.expire()
 
     def _tick(self) -> None:
         from sim_fidelity_interfaces.msg import KernelFired

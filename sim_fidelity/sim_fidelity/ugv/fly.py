@@ -7,9 +7,9 @@ The control loop is the node's (10 Hz): the newest GPS fix (1 Hz) and IMU sample
 period of the spec (2 s) the kernel manager takes the state and command one period earlier, as
 its node holds them (the latest GPS fix in the spec's plane, IMU yaw and pitch, the command in
 force) and, when a kernel is active there, sets the vehicle's pose to f_k(s, a) through the
-Simulator protocol (``KernelRunner`` on the engine) and, where the spec says so, holds the IMU's
-pitch at the kernel's for the period: the mission reads it until the manager's next look, which
-releases it first and so reads the simulation's own IMU.
+Simulator protocol (``KernelRunner`` on the engine) and, where the spec says so (``hold:
+period``), holds the IMU's pitch at the kernel's for the period: the mission reads it until the
+manager's next look, which releases it first and so reads the simulation's own IMU.
 """
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def fly(sim: UgvSim, params: MissionParams, start: Start, bag: Path | None = Non
             t = sim.time - t0
             ns = int(round(t * 1e9))
             look = runner is not None and k % every == 0
-            if look:  # the IMU returned the last kernel's pitch for its period: until now
-                runner.release()
+            if look:  # overrides held for the period (the IMU's pitch) end before the look
+                runner.expire()
             fix, imu = sim.gps(), sim.imu()
             if fix is not None and fix.time != fix_time:
                 fix_time = fix.time
