@@ -102,10 +102,18 @@ def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path)
     listener = Listener(domain, {"/kernel_manager/fired": KernelFired, IMU_TOPIC: Imu})
     manager = None
 
+    def pitch_of(msg) -> float:
+        q = msg.orientation
+        return float(quat_to_rpy(np.array([q.x, q.y, q.z, q.w]))[1])
+
     def pitch_now() -> float | None:
-        q = listener.latest.get(IMU_TOPIC)
-        return None if q is None else float(quat_to_rpy(np.array(
-            [q.orientation.x, q.orientation.y, q.orientation.z, q.orientation.w]))[1])
+        msg = listener.latest.get(IMU_TOPIC)
+        return None if msg is None else pitch_of(msg)
+
+    def then_reads(pitch: float, start: int) -> int | None:  # every message since ``start``
+        imu = listener.received[IMU_TOPIC]
+        return next((k for k in range(start, len(imu)) if abs(pitch_of(imu[k]) - pitch) < 1e-2),
+                    None)
     try:
         cmd = listener.node.create_publisher(AckermannDriveStamped, COMMAND_TOPIC, 10)
         listener.node.create_timer(0.05, lambda: cmd.publish(AckermannDriveStamped()))
@@ -114,11 +122,14 @@ def test_the_ugv_kernel_manager_holds_the_imu_pitch_through_sim_server(tmp_path)
         fired = listener.received["/kernel_manager/fired"]
         assert wait_for(lambda: fired, 90.0), (tmp_path / "kernel_manager.log").read_text()
         assert fired[0].state_after[pitch] == pytest.approx(0.2)
-        assert wait_for(lambda: pitch_now() is not None and abs(pitch_now() - 0.2) < 1e-6,
-                        60.0), pitch_now()
-        # hold: period: released a sub-tick before each look, set again by the look's kernel
-        assert wait_for(lambda: abs(pitch_now()) < 1e-2, 60.0), pitch_now()
-        assert wait_for(lambda: abs(pitch_now() - 0.2) < 1e-6, 60.0), pitch_now()
+        # held, then released a sub-tick before a look (hold: period), then set again by the
+        # look's kernel: in the messages as sim_server published them
+        held = wait_for(lambda: then_reads(0.2, 0) is not None, 60.0)
+        assert held, pitch_now()
+        first = then_reads(0.2, 0)
+        assert wait_for(lambda: then_reads(0.0, first) is not None, 60.0), pitch_now()
+        released = then_reads(0.0, first)
+        assert wait_for(lambda: then_reads(0.2, released) is not None, 60.0), pitch_now()
         assert stop(manager, signal.SIGINT) == 0
         manager = None
         listener.latest.pop(IMU_TOPIC, None)
