@@ -19,7 +19,7 @@ from ..simulator.protocol import Simulator
 from .errors import RealityGapError
 from .kernel_file import load_kernels
 from .kernels import Kernel
-from .spec import POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
+from .spec import HOLD_PERIOD, POSE_COMPONENTS, SENSOR_VALUE, TWIST_COMPONENTS, Spec
 from .transitions import TURN, component_difference, unwrap_near, wrap_angle, wrap_states
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ class KernelRunner:
         self.kernels = kernels
         values = [t for t in kernels.spec.apply if t.component == SENSOR_VALUE]
         self.sensor_names = [t.entity for t in values]
-        self.expiring = [t.entity for t in values if t.hold == "period"]
+        self.expiring = [t.entity for t in values if t.hold == HOLD_PERIOD]
         self._value_index = np.array([t.index for t in values], dtype=int)
         self.sensors = sensors if sensors is not None or not values else simulator
         if values and not hasattr(self.sensors, "set_sensor_values"):

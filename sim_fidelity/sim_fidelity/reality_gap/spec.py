@@ -29,7 +29,8 @@ APPLY_COMPONENTS = tuple(f"pose.{c}" for c in POSE_COMPONENTS) + tuple(
     f"twist.{c}" for c in TWIST_COMPONENTS) + (SENSOR_VALUE,)
 # how long a sensor-value override holds: while kernels fire (released at the first look with
 # none active), or for the sampling period f_k predicts (released before the manager's next look)
-HOLDS = ("while_active", "period")
+HOLD_WHILE_ACTIVE, HOLD_PERIOD = "while_active", "period"
+HOLDS = (HOLD_WHILE_ACTIVE, HOLD_PERIOD)
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "sampling": {"rate_hz": 0.5, "interpolation": "hold"},
@@ -70,7 +71,7 @@ class ApplyTarget:
     index: int
     entity: str
     component: str  # one of APPLY_COMPONENTS; "value": the entity is a settable sensor
-    hold: str = HOLDS[0]  # value targets: one of HOLDS
+    hold: str = HOLD_WHILE_ACTIVE  # value targets: one of HOLDS
 
 
 @dataclass(frozen=True)
@@ -377,8 +378,9 @@ def _parse(raw: Any, where: str) -> Spec:
         if entry.get("component") not in APPLY_COMPONENTS or not entry.get("entity"):
             raise _fail(where, f"apply[{i}]: needs 'entity' and a 'component' in "
                         f"{APPLY_COMPONENTS}")
-        hold = entry.get("hold", HOLDS[0])
-        if hold not in HOLDS or (hold != HOLDS[0] and entry["component"] != SENSOR_VALUE):
+        hold = entry.get("hold", HOLD_WHILE_ACTIVE)
+        if hold not in HOLDS or (hold != HOLD_WHILE_ACTIVE
+                                 and entry["component"] != SENSOR_VALUE):
             raise _fail(where, f"apply[{i}]: 'hold' is for 'value' targets and must be one of "
                         f"{HOLDS}, got {hold!r}")
         targets.append(ApplyTarget(names.index(entry["state"]), str(entry["entity"]),
@@ -396,7 +398,8 @@ def _parse(raw: Any, where: str) -> Spec:
         "reward": None if reward is None else {"topic": reward.topic, "type": reward.type,
                                                "field": reward.field, "mode": reward_mode},
         "apply": [{"state": names[t.index], "entity": t.entity, "component": t.component,
-                   **({"hold": t.hold} if t.hold != HOLDS[0] else {})} for t in targets],
+                   **({"hold": t.hold} if t.hold != HOLD_WHILE_ACTIVE else {})}
+                  for t in targets],
     })
     norm["kernels"]["sigma"] = sigma
     if origins:

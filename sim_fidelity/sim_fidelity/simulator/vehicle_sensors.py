@@ -20,11 +20,11 @@ stamped with its own sim time) and the latest of each sensor stays readable (:me
 
 An IMU's pitch is a settable sensor value, named ``<sensor>/pitch`` (e.g.
 ``ugv::base_link::imu/pitch``): :meth:`VehicleSensors.set_sensor_values` overrides it (NaN
-releases), and while it holds, every
-sample read (:meth:`latest`, :meth:`take`) reports that pitch with the roll and yaw the state
-gives. The reality-gap kernel manager uses it to have the simulation return a kernel's pitch
-(paper 001: a kernel maps to "a new sensor state - position, orientation and pitch"), which a
-flat design field cannot hold by its pose alone.
+releases), and while it holds, every sample read (:meth:`latest`, :meth:`take`) reports that
+pitch with the roll and yaw the state gives. The reality-gap kernel manager uses it to have the
+simulation return a kernel's pitch (paper 001: a kernel maps to "a new sensor state - position,
+orientation and pitch"), which a flat design field cannot hold by its pose alone.
+
 The noise comes from one seeded generator, so a seeded run repeats exactly; a reset keeps the
 generator going unless it is given a seed.
 """
@@ -275,6 +275,7 @@ class VehicleSensors:
             self.pitch[name.removesuffix(PITCH)] = float(value)
 
     def _overridden(self, name: str, sample: Sample) -> Sample:
+        """``sample`` of sensor ``name`` with its pitch override, if one holds."""
         pitch = self.pitch.get(name, math.nan)
         if math.isnan(pitch):
             return sample
