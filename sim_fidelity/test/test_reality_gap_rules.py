@@ -3,6 +3,8 @@ boundaries, transition statistics, paired roll-outs step by step, divergent regi
 regularised fit, the kernel set's lookup and the kernel runner's writes into a MuJoCo world."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from reality_gap_cases import TO, engine_with_value, kernel, spec
@@ -211,6 +213,28 @@ def test_sensor_values_are_overridden_while_a_kernel_is_active_and_released_once
     assert table.value(TERRAIN) == 0.25 and table.writes == 2
     assert runner.apply(np.array([5.0, 5.0]), np.zeros(1)) is None
     assert table.writes == 2  # nothing to release a second time
+
+
+def test_expire_ends_a_period_hold_once_and_leaves_a_while_active_one():
+    engine = engine_with_value()
+    while_active = spec("pose.z", "value")
+    period = dataclasses.replace(while_active, apply=tuple(
+        dataclasses.replace(t, hold="period") if t.component == "value" else t
+        for t in while_active.apply))
+    for held, expires in ((period, True), (while_active, False)):
+        table = CountedValues(engine)
+        runner = KernelRunner(engine, KernelSet([kernel([[0.0, 0.0]], TO)], held),
+                              sensors=table)
+        runner.expire()
+        assert table.writes == 0  # nothing held yet
+        runner.apply(np.zeros(2), np.zeros(1))
+        assert table.value(TERRAIN) == pytest.approx(0.3) and table.writes == 1
+        runner.expire()
+        assert table.value(TERRAIN) == (0.25 if expires else pytest.approx(0.3))
+        assert table.writes == (2 if expires else 1)
+        runner.expire()
+        runner.release()
+        assert table.value(TERRAIN) == 0.25 and table.writes == 2  # each released once
 
 
 def test_a_sensor_spec_needs_a_table_unless_the_simulator_has_one():
