@@ -1,30 +1,43 @@
 """A sweep started in a session of its own under ``nice`` lowers its session's scheduler
 autogroup to the same nice value (docs/sweeps.md, "A sweep in the background"); one that shares
-a session, or is not niced, leaves the group alone."""
+a session, is not niced, or has no autogroup in effect leaves the group alone."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/autogroup").exists(),
-                                reason="no scheduler autogroups on this kernel")
+from sim_fidelity.commands.sweep import lower_autogroup
 
-PROBE = ("from sim_fidelity.commands.sweep import lower_autogroup; "
-         "print(lower_autogroup()); print(open('/proc/self/autogroup').read().split()[-1])")
+AUTOGROUP = Path("/proc/self/autogroup")
+PROBE = ("from pathlib import Path; from sim_fidelity.commands.sweep import lower_autogroup; "
+         "print(lower_autogroup()); print(Path('/proc/self/autogroup').read_text().strip())")
+
+
+def _autogroup_nice(text: str) -> int | None:
+    """The nice value in an autogroup line (``/autogroup-148 nice 0``), None where the kernel
+    shows none (the process is in a CPU cgroup of its own, so no autogroup applies)."""
+    return int(text.split()[-1]) if text.strip() else None
 
 
 def _probe(nice: int, own_session: bool) -> tuple[str, int]:
-    out = subprocess.run(["nice", "-n", str(nice), sys.executable, "-c", PROBE],
-                         start_new_session=own_session, capture_output=True, text=True,
-                         timeout=60, check=True).stdout.split()
-    return out[0], int(out[1])
+    lowered, _, group = subprocess.run(
+        ["nice", "-n", str(nice), sys.executable, "-c", PROBE], start_new_session=own_session,
+        capture_output=True, text=True, timeout=60, check=True).stdout.partition("\n")
+    value = _autogroup_nice(group)
+    if value is None:
+        pytest.skip("no scheduler autogroup in effect for a child process here (CPU cgroup)")
+    return lowered.strip(), value
 
 
-def own_group_nice() -> int:
-    return int(Path("/proc/self/autogroup").read_text().split()[-1])
+def _own_group_nice() -> int:
+    value = _autogroup_nice(AUTOGROUP.read_text()) if AUTOGROUP.exists() else None
+    if value is None:  # e.g. a process of the boot session, in the kernel's default group
+        pytest.skip("no scheduler autogroup in effect for this process here")
+    return value
 
 
 def test_a_niced_session_leader_lowers_its_group():
@@ -32,7 +45,21 @@ def test_a_niced_session_leader_lowers_its_group():
 
 
 def test_a_process_sharing_a_session_or_not_niced_leaves_the_group():
-    before = own_group_nice()
+    before = _own_group_nice()
     assert _probe(7, own_session=False) == ("None", before)  # the test's own session: untouched
-    assert own_group_nice() == before
+    assert _own_group_nice() == before
     assert _probe(0, own_session=True)[0] == "None"
+
+
+def test_where_the_kernel_shows_no_autogroup_nothing_is_written(tmp_path, monkeypatch):
+    """A process in a CPU cgroup of its own reads an empty autogroup file; writing it would
+    change a group that does not schedule the process, so the sweep leaves it."""
+    shown = tmp_path / "autogroup"
+    shown.write_text("")
+    monkeypatch.setattr(os, "nice", lambda inc: 19)
+    monkeypatch.setattr(os, "getsid", lambda pid: os.getpid())
+    assert lower_autogroup(shown) is None
+    assert shown.read_text() == ""
+    shown.write_text("/autogroup-9 nice 0\n")
+    assert lower_autogroup(shown) == 19
+    assert shown.read_text() == "19"

@@ -59,11 +59,14 @@ def lower_autogroup(autogroup: Path = Path("/proc/self/autogroup")) -> int | Non
     to work of other sessions as ``nice`` promises (docs/sweeps.md, "A sweep in the
     background"); its Ray workers are in the same session. Returns the nice value set, or None
     where nothing was done: not niced, not a session leader (lowering a shared session's group
-    would lower everything started from it) or no autogroups here."""
+    would lower everything started from it) or no autogroup in effect (the kernel shows none for a
+    process in a CPU cgroup of its own)."""
     value = os.nice(0)
     if value <= 0 or os.getsid(0) != os.getpid() or not autogroup.exists():
         return None
     try:
+        if not autogroup.read_text().strip():  # in a task group of its own: no autogroup applies
+            return None
         autogroup.write_text(str(value))
     except OSError:
         return None
