@@ -6,6 +6,8 @@ import json
 import numpy as np
 
 from sim_fidelity.cli import main
+from sim_fidelity.sweep.functions import get
+from sim_fidelity.sweep.table import flatten
 from sim_fidelity.truck.controller import NOSE_TIP, UnloadingController, run
 from sim_fidelity.truck.robot import load_truck
 from sim_fidelity.world_generators.truck import Section, layout_sections, packets_sdf, world_sdf
@@ -36,6 +38,11 @@ def test_bench_json_schema_on_a_tiny_run(capsys):
         assert {"mode", "seed", "sim_time", "wall", "rtf", "unloaded", "rate_per_hour",
                 "manager_us_per_tick", "manager_overhead_pct", "samples", "phases"} <= set(run_)
         assert run_["sim_time"] >= 0.1 - 1e-9 and run_["rtf"] > 0
+        assert len(run_["unload_times"]) == run_["unloaded"]
+        # a sweep's table keeps when each packet left (outcome questions without a rerun), not
+        # the per-second trace
+        row = flatten(run_, get("truck").table_drop)
+        assert "unload_times" in row and "samples" not in row
     for mode in ("hifi", "adfi-3"):
         s = result["summary"][mode]
         assert {"rtf_mean", "rtf_std", "unloaded_mean", "unloaded_std", "rate_mean", "rate_std",

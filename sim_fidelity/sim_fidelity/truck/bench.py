@@ -146,6 +146,7 @@ def run_once(scenario: str, mode: str, seed: int, duration: float, progress=None
     manager_wall, ticks, physics_steps = meter.wall + hook_wall, meter.ticks, periods * steps
     return {"mode": mode, "seed": seed, "sim_time": reached, "wall": wall,
             "rtf": reached / wall, "unloaded": robot.unloaded,
+            "unload_times": [round(t, 3) for t in robot.conveyor.unload_times],
             "rate_per_hour": 3600.0 * robot.unloaded / reached,
             "packets": len(robot.packets),
             "unloaded_pct": 100.0 * robot.unloaded / len(robot.packets),
