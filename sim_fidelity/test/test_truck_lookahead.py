@@ -127,3 +127,50 @@ def test_example_commands_json(small_wall, capsys):
     assert row["wall_per_node_s"] > 0
     assert main(["example", "truck-planner", "--modes", "adfi-9"]) == 2
     assert "unknown mode(s) adfi-9" in capsys.readouterr().err
+
+
+def _diverging(engine):
+    """A snapshot of ``engine``'s state with the arm's lift joint moving at 1e12 m/s: the next
+    step diverges (real MuJoCo physics; the engine undoes that step and raises)."""
+    dof = engine.model.joint("unloader::arm_lift").dofadr[0]
+    good = engine.snapshot()
+    engine.data.qvel[dof] = 1e12
+    bad = engine.snapshot()
+    engine.restore(good)
+    return bad
+
+
+def test_an_action_whose_physics_diverges_ends_as_an_outcome(small_wall, config):
+    engine, robot = load_truck(small_wall)
+    rollouts = Rollouts(engine, robot, config, "adfi-1", max_action=CUT)
+    good, bad = engine.snapshot(), _diverging(engine)
+    out = rollouts.run(DirectedController(robot), SWEEP, bad)
+    assert "diverged" in out.diverged and out.removed == 0
+    assert engine.divergences == 1 and engine.time == 0.0  # the failed step undone
+    fine = rollouts.run_for(DirectedController(robot), SWEEP, 0.5, good)  # the next look goes on
+    assert not fine.diverged and engine.time == pytest.approx(0.5, abs=0.03)
+
+
+def test_a_planner_whose_every_sequence_diverges_takes_the_controllers_choice(small_wall,
+                                                                               config):
+    engine, robot = load_truck(small_wall)
+    controller = DirectedController(robot)
+    planner = Planner(small_wall, "adfi-1", config, budget=0.0, depth=2, max_action=CUT)
+    decision = planner.decide(_diverging(planner.rollouts.engine), controller)
+    assert decision.diverged == decision.sequences == 1 and decision.nodes == 1  # not sequenced on
+    assert decision.values == {} and decision.chosen == options(controller)[0]
+
+
+def test_a_label_whose_branch_diverged_is_not_collected(small_wall, config, monkeypatch):
+    """A pick whose physics diverged gives no label; the run goes on from the sweep."""
+    import dataclasses
+
+    real = Rollouts.run_for
+
+    def pick_diverges(self, controller, action, horizon, start=None):
+        out = real(self, controller, action, horizon, start)
+        return dataclasses.replace(out, diverged="forced") if action.kind == "pick" else out
+    monkeypatch.setattr(Rollouts, "run_for", pick_diverges)
+    col = collect(small_wall, "hifi", config, budget=1e-3, max_action=CUT)
+    assert col.samples == [] and col.diverged == 1
+    assert col.sim_time == pytest.approx(2 * CUT, abs=0.06)  # both branches ran once

@@ -141,7 +141,8 @@ def run_classifier(args: argparse.Namespace) -> int:
               "horizon_s": horizon, "modes": modes, "seed": args.seed,
               "max_action_s": args.max_action,
               "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
-                       "one_class": test.one_class, "wall_s": test.wall},
+                       "one_class": test.one_class, "wall_s": test.wall,
+                       "diverged": test.diverged},
               "rows": rows}
     return _finish(result, args, _plot_classifier, _print_classifier)
 
@@ -154,6 +155,7 @@ def _classifier_row(col, test, budget: float) -> dict:
     row = {"samples": len(col.samples), "picks_better": int(col.y.sum()),
            "collection_wall_s": col.wall, "sim_s": col.sim_time,
            "rtf": col.sim_time / max(col.wall, 1e-9), "one_class": col.one_class,
+           "diverged": col.diverged,
            "fit_s": None, "training_accuracy": None, "test_accuracy": None,
            "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * budget, test)
                                 for f in FRACTIONS}}
@@ -228,7 +230,12 @@ def run_planner(args: argparse.Namespace) -> int:
         strategy = execute(world, planner, args.duration, config, args.seed,
                            progress=lambda d, t, m=mode: _say(
                                f"{m}: t = {t:.1f} s: {d.chosen} after {d.nodes} nodes "
-                               f"({d.sequences} sequences) in {d.wall:.0f} s"))
+                               f"({d.sequences} sequences"
+                               + (f", {d.diverged} diverged" if d.diverged else "")
+                               + f") in {d.wall:.0f} s"))
+        if strategy.diverged:
+            _say(f"{mode}: the executed run ended at t = {strategy.sim_time:.1f} s: "
+                 f"{strategy.diverged}")
         planned = [d for d in strategy.decisions if d.nodes]
         rows[mode] = {"decisions": len(strategy.decisions), "planned": len(planned),
                       "nodes": strategy.nodes,
@@ -236,9 +243,12 @@ def run_planner(args: argparse.Namespace) -> int:
                       "wall_per_node_s": sum(d.wall for d in planned) / max(strategy.nodes, 1),
                       "sim_s": strategy.sim_time, "unloaded": strategy.unloaded,
                       "removed": strategy.removed, "rate_per_hour": strategy.rate_per_hour,
-                      "wall_s": strategy.wall}
+                      "wall_s": strategy.wall,
+                      "diverged_sequences": sum(d.diverged for d in strategy.decisions),
+                      "diverged": strategy.diverged}
         runs[mode] = [{"time": d.time, "chosen": str(d.chosen), "nodes": d.nodes,
-                       "sequences": d.sequences, "wall_s": d.wall, "values": d.values}
+                       "sequences": d.sequences, "wall_s": d.wall, "values": d.values,
+                       "diverged": d.diverged}
                       for d in strategy.decisions]
     result = {"world": world, "budget_s": args.budget, "duration_s": args.duration,
               "depth": args.depth, "modes": modes, "seed": args.seed,

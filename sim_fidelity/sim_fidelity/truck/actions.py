@@ -11,7 +11,9 @@ the action ends, which is the paper's refresh before every decision; the HiFi pr
 at all.
 
 An action's *outcome* counts the packets it removed (unloaded, or riding on the robot on their way
-out) and the sim time it took.
+out) and the sim time it took. An action whose physics diverged ends there (the engine has put the
+state back where that control period began, every lever is back) and its outcome says so: a
+look-ahead drops it, the executed run stops.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import numpy as np
 
 from ..fidelity_manager import FidelityConfig, FidelityManager
 from ..simulator.engine import MujocoEngine
+from ..simulator.errors import SimulationDivergedError
 from ..simulator.poses import box_aabbs
 from ..simulator.snapshot import Snapshot
 from ..world_generators import unloader as geo
@@ -107,6 +110,7 @@ class Outcome:
     unloaded: int
     sim_time: float
     wall: float
+    diverged: str = ""  # the engine's message where the physics diverged (the action cut there)
 
     @property
     def rate(self) -> float:
@@ -145,6 +149,7 @@ class Rollouts:
         cut = self.max_action if limit is None else min(limit, self.max_action)
         controller.start(action)
         manager = FidelityManager(self.engine, self.config, self.preset) if self.enabled else None
+        diverged = ""
         try:
             ticks = 0
             while not controller.at_decision and self.engine.time - t0 < cut - 1e-9:
@@ -155,13 +160,15 @@ class Rollouts:
                 ticks += 1
                 if manager is not None and ticks % self.tick_every == 0:
                     manager.tick()
+        except SimulationDivergedError as err:
+            diverged = str(err)
         finally:
             if manager is not None:
                 manager.close()  # every lever back: the state at the next decision is all HIGH
         self.sim_seconds += self.engine.time - t0
         self.actions += 1
         return Outcome(action, removed(self.robot) - removed0, self.robot.unloaded - unloaded0,
-                       self.engine.time - t0, time.perf_counter() - wall0)
+                       self.engine.time - t0, time.perf_counter() - wall0, diverged)
 
     def run_for(self, controller: DirectedController, action: Action, horizon: float,
                 start: Snapshot | None = None) -> Outcome:
@@ -170,14 +177,15 @@ class Rollouts:
         counts what was removed by then, with the first action's own sim time. ``horizon`` 0:
         the action alone (:meth:`run`)."""
         first = self.run(controller, action, start, horizon or None)
-        if not horizon:
+        if not horizon or first.diverged:
             return first
         end = self.engine.time - first.sim_time + horizon
-        got, unloaded, wall = first.removed, first.unloaded, first.wall
-        while self.engine.time < end - 1e-6:
+        got, unloaded, wall, diverged = first.removed, first.unloaded, first.wall, ""
+        while self.engine.time < end - 1e-6 and not diverged:
             nxt = options(controller)
             if not nxt:
                 break
             then = self.run(controller, nxt[0], limit=end - self.engine.time)
             got, unloaded, wall = got + then.removed, unloaded + then.unloaded, wall + then.wall
-        return Outcome(action, got, unloaded, first.sim_time, wall)
+            diverged = then.diverged
+        return Outcome(action, got, unloaded, first.sim_time, wall, diverged)

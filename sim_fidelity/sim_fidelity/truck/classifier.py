@@ -7,7 +7,9 @@ and counted; the state's :mod:`features <.features>` are labelled with the actio
 seconds after the decision, the action followed by the controller's own choices (0: at the action's
 end). The run goes on from the better branch's end (its end state is kept as a snapshot while the
 other runs). Decisions where no pick is possible are swept without a sample. Collection stops at a
-wall-clock budget.
+wall-clock budget. A branch whose physics diverged gives no label: the run goes on from the other
+branch (the decision counted in :attr:`Collection.diverged`), or stops when both diverged or the
+run itself did.
 
 Model: a binary logistic regression (scikit-learn, standardised features). Labels of one class train
 nothing (:class:`OneClass`): there is no decision to learn. Collected in HiFi and in AdFi-1 (the
@@ -65,6 +67,7 @@ class Collection:
     wall: float  # seconds of collection
     sim_time: float  # seconds simulated (both branches of every decision)
     horizon: float = HORIZON_S
+    diverged: int = 0  # decisions where the physics of a branch (or of the run) diverged
 
     @property
     def x(self) -> np.ndarray:
@@ -78,7 +81,7 @@ class Collection:
         """The samples ready within ``wall`` seconds of collection."""
         kept = [s for s in self.samples if s.ready <= wall]
         return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time,
-                          self.horizon)
+                          self.horizon, self.diverged)
 
     @property
     def one_class(self) -> str | None:
@@ -105,13 +108,16 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
     rollouts = Rollouts(engine, robot, config, preset, max_action)
     controller = DirectedController(robot, seed)
     samples: list[Sample] = []
+    diverged = 0
     start = time.perf_counter()
     while time.perf_counter() - start < budget and len(samples) < (max_samples or np.inf):
         opts = options(controller)
         if not opts:
             break
         if opts[0] == SWEEP:  # nothing to pick: no choice to learn from
-            rollouts.run(controller, SWEEP)
+            if rollouts.run(controller, SWEEP).diverged:
+                diverged += 1
+                break
             continue
         x, saved = state_features(controller), engine.snapshot()
         picker = rollouts.fork(controller)
@@ -119,17 +125,24 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
         after_pick = engine.snapshot()
         sweeper = rollouts.fork(controller)
         sweep = rollouts.run_for(sweeper, SWEEP, horizon, saved)
-        y = label(pick, sweep)
-        if y == PICK:  # go on from the better action's end
+        held = [o for o in (pick, sweep) if not o.diverged]
+        if len(held) < 2:  # no label
+            diverged += 1
+            if not held:
+                break
+        y = label(pick, sweep) if len(held) == 2 else PICK if held[0] is pick else SWEEP_LABEL
+        if y == PICK:  # go on from the better action's end (or the one that held)
             engine.restore(after_pick)
             controller = picker
         else:
             controller = sweeper
+        if len(held) < 2:
+            continue
         samples.append(Sample(x, y, pick, sweep, time.perf_counter() - start))
         if progress is not None:
             progress(samples[-1])
     return Collection(preset, str(world), samples, time.perf_counter() - start,
-                      rollouts.sim_seconds, horizon)
+                      rollouts.sim_seconds, horizon, diverged)
 
 
 def train(collection: Collection):

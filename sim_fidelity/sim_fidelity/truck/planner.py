@@ -9,7 +9,10 @@ fresh controller noise (target jitter, dwell times: a particle of what the same 
 and its value is the packets it removed per second of sim time. Every simulated action is a node.
 The option with the best mean value is executed; options the budget left unexplored are not
 chosen, so a budget of one node gives the controller's own choice. The first sequence always runs,
-whatever the budget; a decision with one option (a sweep) is not planned.
+whatever the budget; a decision with one option (a sweep) is not planned. A sequence whose physics
+diverged (:class:`~.actions.Outcome`) ends there and gives no value (its nodes count); when every
+sequence of a decision diverged, the controller's own choice is taken. A divergence in the
+executed run ends it there (:attr:`Strategy.diverged`), as it ends a ``simfid bench truck`` run.
 
 The look-ahead runs in HiFi or with a fidelity manager (AdFi-1: one per simulated action, every
 packet HIGH at its start); the executed actions always run in HiFi, on their own engine.
@@ -39,6 +42,7 @@ class Decision:
     sequences: int
     wall: float
     values: dict[str, tuple[float, int]] = field(default_factory=dict)  # option: (mean, count)
+    diverged: int = 0  # sequences whose physics diverged (no value)
 
 
 class Planner:
@@ -66,19 +70,23 @@ class Planner:
             return Decision(controller.robot.time, roots[0], 0, 0, 0.0)
         start = time.perf_counter()
         values: dict[Action, list[float]] = {a: [] for a in roots}
-        nodes = sequences = 0
+        nodes = sequences = diverged = 0
         while sequences == 0 or time.perf_counter() - start < self.budget:
             root = roots[sequences % len(roots)]
             done = self._sequence(state, controller, root, start)
-            values[root].append(sum(o.removed for o in done)
-                                / max(sum(o.sim_time for o in done), 1e-9))
+            if done[-1].diverged:
+                diverged += 1
+            else:
+                values[root].append(sum(o.removed for o in done)
+                                    / max(sum(o.sim_time for o in done), 1e-9))
             nodes += len(done)
             sequences += 1
-        explored = [a for a in roots if values[a]]
-        chosen = max(explored, key=lambda a: (np.mean(values[a]), -roots.index(a)))
+        explored = [a for a in roots if values[a]] or roots[:1]
+        chosen = max(explored, key=lambda a: (np.mean(values[a] or [0.0]), -roots.index(a)))
         return Decision(controller.robot.time, chosen, nodes, sequences,
                         time.perf_counter() - start,
-                        {str(a): (float(np.mean(v)), len(v)) for a, v in values.items() if v})
+                        {str(a): (float(np.mean(v)), len(v)) for a, v in values.items() if v},
+                        diverged)
 
     def _sequence(self, state: Snapshot, controller: DirectedController, root: Action,
                   start: float) -> list[Outcome]:
@@ -86,7 +94,8 @@ class Planner:
         ahead = self.rollouts.fork(controller)
         ahead.rng = np.random.default_rng(self.rng.integers(2**63))
         done = [self.rollouts.run(ahead, root, state)]
-        while len(done) < self.depth and time.perf_counter() - start < self.budget:
+        while (len(done) < self.depth and not done[-1].diverged
+               and time.perf_counter() - start < self.budget):
             nxt = options(ahead, self.max_picks)
             if not nxt:
                 break
@@ -104,6 +113,7 @@ class Strategy:
     unloaded: int
     removed: int
     wall: float
+    diverged: str = ""  # where the executed run's physics diverged (the run ended there)
 
     @property
     def nodes(self) -> int:
@@ -123,15 +133,16 @@ def execute(world: str | Path, planner: Planner, duration: float, config: Fideli
     controller = DirectedController(robot, seed)
     decisions: list[Decision] = []
     start = time.perf_counter()
-    removed = 0
-    while engine.time < duration:
+    removed, diverged = 0, ""
+    while engine.time < duration and not diverged:
         roots = options(controller, planner.max_picks)
         if not roots:
             break
         decision = planner.decide(engine.snapshot(), controller)
         decisions.append(decision)
-        removed += executed.run(controller, decision.chosen).removed
+        outcome = executed.run(controller, decision.chosen)
+        removed, diverged = removed + outcome.removed, outcome.diverged
         if progress is not None:
             progress(decision, engine.time)
     return Strategy(planner.rollouts.preset, decisions, engine.time, robot.unloaded, removed,
-                    time.perf_counter() - start)
+                    time.perf_counter() - start, diverged)
