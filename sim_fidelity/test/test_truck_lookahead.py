@@ -109,7 +109,9 @@ def test_example_commands_json(small_wall, capsys):
     out = json.loads(capsys.readouterr().out)
     row = out["rows"]["hifi"]
     assert row["samples"] == 1 and out["test"]["samples"] == 1
-    assert {"training_accuracy", "test_accuracy", "test_accuracy_at", "rtf"} <= set(row)
+    assert {"training_accuracy", "test_accuracy", "test_accuracy_decisive", "test_accuracy_at",
+            "rtf"} <= set(row)
+    assert out["test"]["decisive"] in (0, 1)
     # one label: reported as one class, no accuracy printed
     assert row["one_class"] in ("pick", "sweep") and out["test"]["one_class"] == row["one_class"]
     assert row["test_accuracy"] is None and set(row["test_accuracy_at"].values()) == {None}
@@ -174,3 +176,18 @@ def test_a_label_whose_branch_diverged_is_not_collected(small_wall, config, monk
     col = collect(small_wall, "hifi", config, budget=1e-3, max_action=CUT)
     assert col.samples == [] and col.diverged == 1
     assert col.sim_time == pytest.approx(2 * CUT, abs=0.06)  # both branches ran once
+
+
+def test_ties_are_left_out_of_the_decisive_labels():
+    """A tie (as many packets either way) only says which action was quicker."""
+    from sim_fidelity.truck.classifier import Sample
+
+    pick = Action("pick", 3)
+    x = np.zeros(len(FEATURES))
+    tie = Sample(x, SWEEP_LABEL, _outcome(pick, 1, 9.0), _outcome(SWEEP, 1, 5.0), 1.0)
+    won = Sample(x + 1, PICK, _outcome(pick, 2, 9.0), _outcome(SWEEP, 0, 5.0), 2.0)
+    col = Collection("hifi", "x", [tie, won, tie], 3.0, 42.0, diverged=1)
+    assert tie.tie and not won.tie
+    kept = col.decisive()
+    assert kept.samples == [won] and kept.y.tolist() == [PICK]
+    assert (kept.wall, kept.sim_time, kept.diverged) == (3.0, 42.0, 1)

@@ -141,6 +141,7 @@ def run_classifier(args: argparse.Namespace) -> int:
               "horizon_s": horizon, "modes": modes, "seed": args.seed,
               "max_action_s": args.max_action,
               "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
+                       "decisive": len(test.decisive().samples),
                        "one_class": test.one_class, "wall_s": test.wall,
                        "diverged": test.diverged},
               "rows": rows}
@@ -157,6 +158,7 @@ def _classifier_row(col, test, budget: float) -> dict:
            "rtf": col.sim_time / max(col.wall, 1e-9), "one_class": col.one_class,
            "diverged": col.diverged,
            "fit_s": None, "training_accuracy": None, "test_accuracy": None,
+           "test_accuracy_decisive": None,
            "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * budget, test)
                                 for f in FRACTIONS}}
     if col.one_class or not col.samples:
@@ -166,20 +168,23 @@ def _classifier_row(col, test, budget: float) -> dict:
     row["fit_s"] = time.perf_counter() - started
     row["training_accuracy"] = accuracy(model, col)
     row["test_accuracy"] = accuracy(model, test)
+    if test.decisive().samples:  # ties only say which action was quicker
+        row["test_accuracy_decisive"] = accuracy(model, test.decisive())
     return row
 
 
 def _print_classifier(result: dict) -> None:
     test = result["test"]
     print(f"training world {result['world']}, test world {result['test_world']} "
-          f"({test['samples']} HiFi labels, {test['picks_better']} pick); "
+          f"({test['samples']} HiFi labels, {test['picks_better']} pick, {test['decisive']} not "
+          "ties); "
           f"{result['budget_s']:g} s of collection per mode, counts "
           f"{result['horizon_s']:g} s after each decision (0: at the action's end)")
     if test["one_class"]:
         print(f"the test labels are all '{test['one_class']}': one class, accuracy on them "
               "measures nothing")
-    print(f"{'mode':8} {'samples':>7} {'pick':>5} {'RTF':>6} {'train acc':>9} {'test acc':>8}   "
-          + "  ".join(f"test@{f:g}B" for f in FRACTIONS))
+    print(f"{'mode':8} {'samples':>7} {'pick':>5} {'RTF':>6} {'train acc':>9} {'test acc':>8} "
+          f"{'not ties':>8}   " + "  ".join(f"test@{f:g}B" for f in FRACTIONS))
     for mode, r in result["rows"].items():
         head = f"{mode:8} {r['samples']:7d} {r['picks_better']:5d} {r['rtf']:6.3f} "
         if r["test_accuracy"] is None:
@@ -187,7 +192,8 @@ def _print_classifier(result: dict) -> None:
                    if r["one_class"] else "no samples: no classifier")
             print(head + why)
             continue
-        print(head + f"{r['training_accuracy']:9.2f} {r['test_accuracy']:8.2f}   "
+        print(head + f"{r['training_accuracy']:9.2f} {r['test_accuracy']:8.2f} "
+              f"{_acc(r['test_accuracy_decisive'])[1:]}   "
               + "  ".join(_acc(r["test_accuracy_at"][f"{f:g}"]) for f in FRACTIONS))
 
 

@@ -18,6 +18,7 @@ another world.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,11 @@ class Sample:
     sweep: Outcome
     ready: float
 
+    @property
+    def tie(self) -> bool:
+        """Both actions removed as many packets: the label only says which was quicker."""
+        return self.pick.removed == self.sweep.removed
+
 
 @dataclass(frozen=True)
 class Collection:
@@ -82,6 +88,10 @@ class Collection:
         kept = [s for s in self.samples if s.ready <= wall]
         return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time,
                           self.horizon, self.diverged)
+
+    def decisive(self) -> "Collection":
+        """The samples whose actions removed different numbers of packets (ties left out)."""
+        return dataclasses.replace(self, samples=[s for s in self.samples if not s.tie])
 
     @property
     def one_class(self) -> str | None:
