@@ -19,7 +19,7 @@ PROBE = ("from pathlib import Path; from sim_fidelity.commands.sweep import lowe
 
 def _autogroup_nice(text: str) -> int | None:
     """The nice value in an autogroup line (``/autogroup-148 nice 0``), None where the kernel
-    shows none (the process is in a CPU cgroup of its own, so no autogroup applies)."""
+    shows none (the process is still in its default group, e.g. of a session from boot)."""
     return int(text.split()[-1]) if text.strip() else None
 
 
@@ -29,7 +29,7 @@ def _probe(nice: int, own_session: bool) -> tuple[str, int]:
         capture_output=True, text=True, timeout=60, check=True).stdout.partition("\n")
     value = _autogroup_nice(group)
     if value is None:
-        pytest.skip("no scheduler autogroup in effect for a child process here (CPU cgroup)")
+        pytest.skip("no scheduler autogroup in effect for a child process here")
     return lowered.strip(), value
 
 
@@ -52,8 +52,8 @@ def test_a_process_sharing_a_session_or_not_niced_leaves_the_group():
 
 
 def test_where_the_kernel_shows_no_autogroup_nothing_is_written(tmp_path, monkeypatch):
-    """A process in a CPU cgroup of its own reads an empty autogroup file; writing it would
-    change a group that does not schedule the process, so the sweep leaves it."""
+    """A process in its default group reads an empty autogroup file; writing it would fail or
+    change a group that does not schedule the process alone, so the sweep leaves it."""
     shown = tmp_path / "autogroup"
     shown.write_text("")
     monkeypatch.setattr(os, "nice", lambda inc: 19)

@@ -168,8 +168,9 @@ def _classifier_row(col, test, budget: float) -> dict:
     row["fit_s"] = time.perf_counter() - started
     row["training_accuracy"] = accuracy(model, col)
     row["test_accuracy"] = accuracy(model, test)
-    if test.decisive().samples:  # ties only say which action was quicker
-        row["test_accuracy_decisive"] = accuracy(model, test.decisive())
+    decisive = test.decisive()  # ties only say which action was quicker
+    if decisive.samples:
+        row["test_accuracy_decisive"] = accuracy(model, decisive)
     return row
 
 

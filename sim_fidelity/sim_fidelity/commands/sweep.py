@@ -60,12 +60,12 @@ def lower_autogroup(autogroup: Path = Path("/proc/self/autogroup")) -> int | Non
     background"); its Ray workers are in the same session. Returns the nice value set, or None
     where nothing was done: not niced, not a session leader (lowering a shared session's group
     would lower everything started from it) or no autogroup in effect (the kernel shows none for a
-    process in a CPU cgroup of its own)."""
+    process still in its default group, e.g. of a session that dates from boot)."""
     value = os.nice(0)
     if value <= 0 or os.getsid(0) != os.getpid() or not autogroup.exists():
         return None
     try:
-        if not autogroup.read_text().strip():  # in a task group of its own: no autogroup applies
+        if not autogroup.read_text().strip():  # the default group: nothing to lower
             return None
         autogroup.write_text(str(value))
     except OSError:

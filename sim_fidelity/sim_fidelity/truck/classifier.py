@@ -85,9 +85,8 @@ class Collection:
 
     def until(self, wall: float) -> "Collection":
         """The samples ready within ``wall`` seconds of collection."""
-        kept = [s for s in self.samples if s.ready <= wall]
-        return Collection(self.preset, self.world, kept, min(wall, self.wall), self.sim_time,
-                          self.horizon, self.diverged)
+        return dataclasses.replace(self, samples=[s for s in self.samples if s.ready <= wall],
+                                   wall=min(wall, self.wall))
 
     def decisive(self) -> "Collection":
         """The samples whose actions removed different numbers of packets (ties left out)."""
