@@ -70,33 +70,29 @@ _EXIT_LINE = re.compile(r"exit (\d+\.\d+) s after SIG\w+ reached its handler")
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = WALL_EXIT_S) -> int:
-    """Signal ``proc`` and wait for it; if still running after ``timeout``, SIGABRT makes it
-    write every thread's stack to its log (conftest sets ``PYTHONFAULTHANDLER`` for every
-    process a test starts), then it is killed (exit code -6 or -9)."""
+    """Signal ``proc`` and wait for it (``exits_within``); its exit code."""
     if proc.poll() is None:
         proc.send_signal(sig)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            print(f"pid {proc.pid} still running {timeout:g} s after {signal.Signals(sig).name}: "
-                  "SIGABRT for its stacks (in its log), then SIGKILL", flush=True)
-            proc.send_signal(signal.SIGABRT)
-            try:
-                proc.wait(STACK_DUMP_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        exits_within(proc, timeout, signal.Signals(sig).name)
     return proc.returncode
 
 
-def exits_within(proc: subprocess.Popen, timeout: float) -> bool:
-    """Whether ``proc`` ends within ``timeout`` seconds (it is killed if not)."""
+def exits_within(proc: subprocess.Popen, timeout: float, after: str = "the signal") -> bool:
+    """Whether ``proc`` ends within ``timeout`` seconds. If not, SIGABRT makes it write every
+    thread's stack to its log (conftest sets ``PYTHONFAULTHANDLER`` for every process a test
+    starts), then it is killed (exit code -6 or -9)."""
     try:
         proc.wait(timeout)
         return True
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        print(f"pid {proc.pid} still running {timeout:g} s after {after}: SIGABRT for its "
+              "stacks (in its log), then SIGKILL", flush=True)
+        proc.send_signal(signal.SIGABRT)
+        try:
+            proc.wait(STACK_DUMP_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         return False
 
 

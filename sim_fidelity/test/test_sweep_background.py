@@ -6,15 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from sim_fidelity.commands.sweep import lower_autogroup
 
-AUTOGROUP = Path("/proc/self/autogroup")
 PROBE = ("from pathlib import Path; from sim_fidelity.commands.sweep import lower_autogroup; "
          "print(lower_autogroup()); print(Path('/proc/self/autogroup').read_text().strip())")
+# a session leader, not niced: runs PROBE itself, then PROBE niced in a child sharing its session,
+# then reads its group again
+LEADER = ("import subprocess, sys; probe = sys.argv[1]; "
+          "subprocess.run([sys.executable, '-c', probe], check=True); "
+          "subprocess.run(['nice', '-n', '7', sys.executable, '-c', probe], check=True); "
+          "print(open('/proc/self/autogroup').read().strip())")
 
 
 def _autogroup_nice(text: str) -> int | None:
@@ -23,32 +25,24 @@ def _autogroup_nice(text: str) -> int | None:
     return int(text.split()[-1]) if text.strip() else None
 
 
-def _probe(nice: int, own_session: bool) -> tuple[str, int]:
-    lowered, _, group = subprocess.run(
-        ["nice", "-n", str(nice), sys.executable, "-c", PROBE], start_new_session=own_session,
-        capture_output=True, text=True, timeout=60, check=True).stdout.partition("\n")
-    value = _autogroup_nice(group)
-    if value is None:
-        pytest.skip("no scheduler autogroup in effect for a child process here")
-    return lowered.strip(), value
-
-
-def _own_group_nice() -> int:
-    value = _autogroup_nice(AUTOGROUP.read_text()) if AUTOGROUP.exists() else None
-    if value is None:  # e.g. a process of the boot session, in the kernel's default group
-        pytest.skip("no scheduler autogroup in effect for this process here")
-    return value
+def _in_a_new_session(*command: str) -> list[str]:
+    """The output lines of ``command`` run as the leader of a session of its own, which the
+    kernel gives an autogroup of its own (whatever group the test itself runs in)."""
+    return subprocess.run(list(command), start_new_session=True, capture_output=True, text=True,
+                          timeout=60, check=True).stdout.splitlines()
 
 
 def test_a_niced_session_leader_lowers_its_group():
-    assert _probe(7, own_session=True) == ("7", 7)
+    lowered, group = _in_a_new_session("nice", "-n", "7", sys.executable, "-c", PROBE)
+    assert (lowered, _autogroup_nice(group)) == ("7", 7)
 
 
 def test_a_process_sharing_a_session_or_not_niced_leaves_the_group():
-    before = _own_group_nice()
-    assert _probe(7, own_session=False) == ("None", before)  # the test's own session: untouched
-    assert _own_group_nice() == before
-    assert _probe(0, own_session=True)[0] == "None"
+    leader, leader_group, child, child_group, leader_after = _in_a_new_session(
+        sys.executable, "-c", LEADER, PROBE)
+    assert leader == "None" and _autogroup_nice(leader_group) == 0  # not niced: untouched
+    assert child == "None"  # niced, but not the session's leader
+    assert child_group == leader_group == leader_after  # one group, still at nice 0
 
 
 def test_where_the_kernel_shows_no_autogroup_nothing_is_written(tmp_path, monkeypatch):

@@ -44,15 +44,24 @@ def interface_services(interfaces: str, standard: dict[str, tuple[type, Any]],
 def detect_interface(*, timeout: float = 10.0, domain_id: int | None = None,
                      gazebo_namespace: str = "") -> str:
     """``simulation_interfaces`` or ``gazebo_msgs``: which one the graph serves, looked up by a
-    short-lived node; SimulatorTimeoutError when neither appears within ``timeout``."""
+    short-lived node; SimulatorTimeoutError when neither appears within ``timeout``.
+
+    The node joins the process's default context (initialised here if need be, as the clients
+    do), whose participant may have discovered the simulator already; only another
+    ``domain_id`` gets a context of its own. Tearing a second context down in a process that is
+    discovering a large graph has crashed rmw_fastrtps (a segfault destroying the node)."""
     import rclpy
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain_id)
+    context = None
+    if domain_id is not None:
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain_id)
+    elif not rclpy.ok():
+        rclpy.init()
     classic = qualified(CLASSIC_PROBE, gazebo_namespace)
+    node = rclpy.create_node(f"sim_backend_probe_{os.getpid()}", context=context,
+                             use_global_arguments=False)
     try:
-        node = rclpy.create_node(f"sim_backend_probe_{os.getpid()}", context=context,
-                                 use_global_arguments=False)
         end = time.monotonic() + timeout
         while True:
             names = {name for name, _ in node.get_service_names_and_types()}
@@ -66,7 +75,9 @@ def detect_interface(*, timeout: float = 10.0, domain_id: int | None = None,
                     f" (gz-sim, sim_server) nor {classic} (Gazebo classic) is served")
             time.sleep(0.05)
     finally:
-        context.try_shutdown()
+        node.destroy_node()
+        if context is not None:
+            context.try_shutdown()
 
 
 def connect(backend: str = "auto", *, gazebo_namespace: str = "", **options: Any):
