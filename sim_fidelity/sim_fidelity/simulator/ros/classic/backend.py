@@ -48,8 +48,8 @@ def detect_interface(*, timeout: float = 10.0, domain_id: int | None = None,
 
     The node joins the process's default context (initialised here if need be, as the clients
     do), whose participant may have discovered the simulator already; only another
-    ``domain_id`` gets a context of its own. Tearing a second context down in a process that is
-    discovering a large graph has crashed rmw_fastrtps (a segfault destroying the node)."""
+    ``domain_id`` gets a context of its own: a second context is a second DDS participant for
+    every other process to discover, and to see leave."""
     import rclpy
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = None
