@@ -198,3 +198,22 @@ def test_a_carried_body_meets_all_but_conaffinity_0_and_is_no_lever_change(engin
     np.testing.assert_array_equal(m.geom_contype[geoms], contype)
     np.testing.assert_array_equal(m.geom_conaffinity[geoms], conaffinity)
     assert engine.levers_at_originals()
+
+
+def test_lever_calls_over_a_mix_of_one_and_many_body_entities_match_one_name_at_a_time(engine):
+    """A batch of names answers as each name alone would, whether each has one body (the fast
+    look-up) or a model of several sits among them; a name at fault is named, nothing changed."""
+    names = ["resting", "arm", "floating::link", "arm::rod", "sensed"]
+    engine.set_lever(["arm::post", "floating"], Lever.DYNAMICS, False)
+    alone = [bool(engine.get_lever([n], Lever.DYNAMICS)[0]) for n in names]
+    assert alone == [True, False, False, True, True]  # the arm is off where one link is
+    assert engine.get_lever(names, Lever.DYNAMICS).tolist() == alone
+    assert engine.get_lever(names[2:], Lever.DYNAMICS).tolist() == alone[2:]
+    before = engine.model.geom_contype.copy()
+    with pytest.raises(Exception, match="'arm::hinge'"):
+        engine.set_levers([(["resting", "floating"], Lever.COLLISION, False),
+                           (["sensed", "arm::hinge"], Lever.COLLISION, False)])
+    with pytest.raises(Exception, match="'nowhere'"):
+        engine.set_lever(["resting", "nowhere"], Lever.COLLISION, False)
+    assert np.array_equal(engine.model.geom_contype, before)
+    assert engine.get_lever(["resting", "floating", "sensed"], Lever.COLLISION).all()

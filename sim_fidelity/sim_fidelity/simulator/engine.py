@@ -131,7 +131,10 @@ class MujocoEngine:
         return self.index.entity_info(name)
 
     def _require(self, names: Sequence[str], kinds: tuple[EntityKind, ...], lever: Lever) -> None:
-        """Raise unless every name is an entity the lever applies to (one of ``kinds``)."""
+        """Raise unless every name is an entity the lever applies to (one of ``kinds``): one
+        look-up per name, then the first name at fault is found and named."""
+        if set(map(self.index.kind.get, names)) <= set(kinds):
+            return
         for n in names:
             info = self.entity_info(n)
             if info.kind not in kinds:
@@ -422,8 +425,7 @@ class MujocoEngine:
     # ------------------------------------------------------------------ fidelity levers
     def _bodies_of(self, names: Sequence[str]) -> np.ndarray:
         """Body ids of models and links (checked before)."""
-        parts = [self.index.bodies.get(n) for n in names]
-        return np.concatenate([p for p in parts if p is not None] or [np.zeros(0, int)])
+        return self.index.body_ids(names)[0]
 
     def _lever_actuators(self, names: Sequence[str]) -> np.ndarray:
         """Actuators driving the named joints, or all joints of the named models."""
@@ -517,11 +519,12 @@ class MujocoEngine:
             return np.ones(len(names), bool)
         if lever in BODY_LEVERS:
             self._require(names, (EntityKind.MODEL, EntityKind.LINK), lever)
-            parts = [self.index.bodies.get(n, np.zeros(0, int)) for n in names]
-            sizes = np.fromiter((len(p) for p in parts), int, len(parts))
-            if not len(parts):
+            ids, sizes = self.index.body_ids(names)
+            off = self._body_levers.flag(BODY_LEVERS[lever])[ids]
+            if sizes is None:  # one body each
+                return ~off
+            if not len(sizes):
                 return np.ones(0, bool)
-            off = self._body_levers.flag(BODY_LEVERS[lever])[np.concatenate(parts)]
             counts = np.add.reduceat(np.append(off, False).astype(int),
                                      np.concatenate([[0], np.cumsum(sizes)[:-1]]))
             return np.where(sizes > 0, counts == 0, True)

@@ -20,6 +20,7 @@ from .sdf.records import FREE_JOINT_SUFFIX, LoadedWorld
 
 XYZW_ORDER = np.array([0, 1, 2, 4, 5, 6, 3])  # a free joint's qpos [p, quat wxyz] as [p, quat xyzw]
 CACHE_SIZE = 64  # name lists whose index arrays are kept
+NO_BODIES = np.zeros(0, np.intp)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,9 @@ class EntityIndex:
         self.collision_geom[[m.geom(g).id for r in w.links.values() for g in r.collisions]] = True
         self.info: dict[str, EntityInfo] = {}
         self._build_info()
+        self.kind = {n: i.kind for n, i in self.info.items()}  # checks of many names at once
         self.bodies = self._bodies_of_entities()
+        self._one_body = {n: int(b[0]) for n, b in self.bodies.items() if len(b) == 1}
         self.ref_body, self.ref_offset = self._reference_frames(m)
         free_links = [n for n, r in w.links.items() if r.free]
         free_joints = [m.joint(n + FREE_JOINT_SUFFIX).id for n in free_links]
@@ -145,6 +148,17 @@ class EntityIndex:
             return self.info[name]
         except KeyError:
             raise UnknownEntityError(name, f"world '{self.world.name}'") from None
+
+    def body_ids(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray | None]:
+        """Body ids of the named models and links (checked before), concatenated in order, and
+        how many each name has; None when each has exactly one (one look-up per name: the
+        fidelity manager's packets)."""
+        try:
+            return np.fromiter(map(self._one_body.__getitem__, names), np.intp, len(names)), None
+        except KeyError:  # a model of several bodies, or of none, among them
+            parts = [self.bodies.get(n, NO_BODIES) for n in names]
+            sizes = np.fromiter(map(len, parts), np.intp, len(parts))
+            return np.concatenate(parts or [NO_BODIES]), sizes
 
     def enclosing_models(self, model: str) -> list[str]:
         """``model`` and every model it is nested in, innermost first."""
