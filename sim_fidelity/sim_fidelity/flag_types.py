@@ -46,6 +46,19 @@ def integer(valid: Range = FINITE) -> Callable[[str], int]:
     return parse
 
 
+def integers(valid: Range = FINITE) -> Callable[[str], tuple[int, ...]]:
+    """An argparse ``type``: comma-separated whole numbers, at least one, each in ``valid``."""
+    one = integer(valid)
+
+    def parse(text: str) -> tuple[int, ...]:
+        values = tuple(one(v) for v in text.split(",") if v.strip())
+        if not values:
+            raise argparse.ArgumentTypeError(f"needs at least one whole number, got {text!r}")
+        return values
+    parse.__name__ = "integers"
+    return parse
+
+
 def count() -> Callable[[str], int]:
     """An argparse ``type``: a whole number ``>= 1`` (repeats, roll-outs, steps per tick)."""
     return integer(at_least(1))

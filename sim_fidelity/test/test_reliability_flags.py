@@ -75,6 +75,11 @@ def test_every_numeric_parameter_states_a_range_its_default_meets():
     (["bench", "truck", "--duration", "-1"], "argument --duration: must be > 0, got -1"),
     (["bench", "truck", "--repeats", "0"], "argument --repeats: must be >= 1, got 0"),
     (["bench", "conductor", "--repeats", "0"], "argument --repeats: must be >= 1, got 0"),
+    (["bench", "conductor", "--particles", "50,0"], "argument --particles: must be >= 1, got 0"),
+    (["example", "truck-classifier", "--test-seeds", "2,x"],
+     "argument --test-seeds: must be a whole number (>= 1), got 'x'"),
+    (["example", "truck-classifier", "--test-seeds", ","],
+     "argument --test-seeds: needs at least one whole number, got ','"),
     (["serve", str(WORLD), "--rtf", "-1"], "argument --rtf: must be >= 0, got -1"),
     (["sim", str(WORLD), "--step-size", "0"], "argument --step-size: must be > 0, got 0"),
 ])

@@ -22,10 +22,12 @@ from sim_fidelity.truck.actions import (
 from sim_fidelity.truck.bench import CONFIG
 from sim_fidelity.truck.classifier import (
     PICK,
+    STALL_SAMPLES,
     SWEEP_LABEL,
     Collection,
     OneClass,
     collect,
+    collect_worlds,
     label,
     train,
 )
@@ -81,6 +83,23 @@ def test_collect_labels_a_decision_and_trains_a_model(small_wall, config):
     assert sorted(train(mixed).predict(mixed.x).tolist()) == [0, 1]  # logistic regression
 
 
+def test_a_stuck_run_stops_and_worlds_share_the_budget(small_wall, config):
+    """Actions cut off after CUT s remove nothing: after STALL_SAMPLES such decisions the run
+    counts as stuck and stops, whatever budget is left; over two worlds each one stops so, the
+    samples of both in one collection, timed from the first world's start."""
+    col = collect(small_wall, "hifi", config, budget=600.0, max_action=CUT)
+    assert len(col.samples) == STALL_SAMPLES and col.stalled == 1
+    assert all(s.idle and s.tie for s in col.samples)
+    both = collect_worlds([small_wall, small_wall], "hifi", config, budget=600.0,
+                          max_action=CUT)
+    assert len(both.samples) == 2 * STALL_SAMPLES and both.stalled == 2
+    ready = [s.ready for s in both.samples]
+    assert ready == sorted(ready) and ready[-1] <= both.wall
+    assert both.world == f"{small_wall}, {small_wall}"
+    assert both.sim_time == pytest.approx(sum(s.pick.sim_time + s.sweep.sim_time
+                                              for s in both.samples))
+
+
 def test_a_count_at_a_horizon_runs_on_with_the_controllers_own_choices(small_wall, config):
     engine, robot = load_truck(small_wall)
     rollouts = Rollouts(engine, robot, config, "hifi", max_action=CUT)
@@ -111,7 +130,7 @@ def test_example_commands_json(small_wall, capsys):
     assert row["samples"] == 1 and out["test"]["samples"] == 1
     assert {"training_accuracy", "test_accuracy", "test_accuracy_decisive", "test_accuracy_at",
             "rtf"} <= set(row)
-    assert out["test"]["decisive"] in (0, 1)
+    assert out["test"]["decisive"] in (0, 1) and out["test_worlds"] == [str(small_wall)]
     # one label: reported as one class, no accuracy printed
     assert row["one_class"] in ("pick", "sweep") and out["test"]["one_class"] == row["one_class"]
     assert row["test_accuracy"] is None and set(row["test_accuracy_at"].values()) == {None}

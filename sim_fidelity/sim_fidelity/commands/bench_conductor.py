@@ -4,23 +4,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..flag_types import count, number
-from ..ranges import above
-
-
-def _counts(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--particles takes comma-separated integers; got "
-                                         f"{text!r}") from None
+from ..flag_types import count, integers, number
+from ..ranges import above, at_least
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``conductor`` to the sub-commands of ``simfid bench``."""
     p = subparsers.add_parser("conductor", help="model conductor: splitting a simulation "
                               "(paper 003, Table 1)")
-    p.add_argument("--particles", type=_counts, default=(50, 100),
+    p.add_argument("--particles", type=integers(at_least(1)), default=(50, 100),
                    help="particle counts of the split setups (default 50,100)")
     p.add_argument("--duration", type=number(above(0)), default=None,
                    help="sim seconds per setup (default: the whole recording)")

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from ..flag_types import count, integer, number, output_folder
+from ..flag_types import count, integer, integers, number, output_folder
 from ..ranges import above, at_least
 
 SCENARIOS = ("A", "B", "C")
@@ -48,9 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="wall seconds of HiFi test labels (default: --budget)")
     c.add_argument("--world", default="A", help="training world: a scenario letter or an SDF")
     c.add_argument("--test-world", type=Path, help="test world SDF (default: the scenario's "
-                   "generator with --test-seed, settled now)")
-    c.add_argument("--test-seed", type=integer(at_least(1)), default=1,
-                   help="generator seed of the test variant (default 1; the shipped world is 0)")
+                   "generator with --test-seeds, settled now)")
+    c.add_argument("--test-seeds", type=integers(at_least(1)), default=(1,),
+                   help="generator seeds of the test variants, e.g. 1,2,3: the test budget is "
+                        "shared among them, one after the other (default 1; the shipped world "
+                        "is 0)")
     c.add_argument("--horizon", type=number(at_least(0)), default=None,
                    help="sim seconds after a decision at which each branch's unloaded packets "
                         "are counted, the action followed by the controller's own choices "
@@ -91,20 +93,23 @@ def _world(text: str) -> str:
     return str(world_path(text)) if text in SCENARIOS else text
 
 
-def _test_world(args: argparse.Namespace) -> Path:
-    """The test variant: given, or generated from the scenario with --test-seed."""
+def _test_worlds(args: argparse.Namespace) -> list[Path]:
+    """The test variants: the one given, or the scenario's generator at each of --test-seeds."""
     from ..truck.errors import TruckError
     from ..world_generators.truck import scenario_sdf
 
     if args.test_world:
-        return args.test_world
+        return [args.test_world]
     if args.world not in SCENARIOS:
         raise TruckError("--test-world: needed with a training world that is no scenario letter")
-    path = Path(tempfile.mkdtemp(prefix="truck_test_")) / f"truck_{args.world}_seed"\
-        f"{args.test_seed}.sdf"
-    _say(f"generating the test world: scenario {args.world}, seed {args.test_seed} -> {path}")
-    path.write_text(scenario_sdf(args.world, args.test_seed)[0])
-    return path
+    folder = Path(tempfile.mkdtemp(prefix="truck_test_"))
+    paths = []
+    for seed in args.test_seeds:
+        path = folder / f"truck_{args.world}_seed{seed}.sdf"
+        _say(f"generating a test world: scenario {args.world}, seed {seed} -> {path}")
+        path.write_text(scenario_sdf(args.world, seed)[0])
+        paths.append(path)
+    return paths
 
 
 def _say(text: str) -> None:
@@ -115,17 +120,17 @@ def run_classifier(args: argparse.Namespace) -> int:
     """Collect per mode, collect the HiFi test labels, train, and report Table 1's columns."""
     from ..fidelity_manager import FidelityConfig
     from ..truck.bench import CONFIG
-    from ..truck.classifier import HORIZON_S, collect
+    from ..truck.classifier import HORIZON_S, collect_worlds
 
     modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
     horizon = HORIZON_S if args.horizon is None else args.horizon
-    world, test_world = _world(args.world), _test_world(args)
-    jobs = {mode: (world, mode, args.budget) for mode in modes}
-    jobs["test"] = (test_world, "hifi", args.test_budget or args.budget)
+    world, test_worlds = _world(args.world), _test_worlds(args)
+    jobs = {mode: ([world], mode, args.budget) for mode in modes}
+    jobs["test"] = (test_worlds, "hifi", args.test_budget or args.budget)
     for name, (where, preset, budget) in jobs.items():
-        _say(f"{name}: collecting in {preset} on {where} for {budget:g} s"
+        _say(f"{name}: collecting in {preset} on {', '.join(map(str, where))} for {budget:g} s"
              + (" (in parallel)" if args.parallel else ""))
-    calls = {name: functools.partial(collect, where, preset, config, budget, args.seed,
+    calls = {name: functools.partial(collect_worlds, where, preset, config, budget, args.seed,
                                      max_action=args.max_action, horizon=horizon,
                                      progress=functools.partial(_tell_sample, name))
              for name, (where, preset, budget) in jobs.items()}
@@ -137,13 +142,14 @@ def run_classifier(args: argparse.Namespace) -> int:
         done = {name: call() for name, call in calls.items()}
     test = done.pop("test")
     rows = {mode: _classifier_row(col, test, args.budget) for mode, col in done.items()}
-    result = {"world": world, "test_world": str(test_world), "budget_s": args.budget,
+    result = {"world": world, "test_worlds": [str(w) for w in test_worlds],
+              "budget_s": args.budget,
               "horizon_s": horizon, "modes": modes, "seed": args.seed,
               "max_action_s": args.max_action,
               "test": {"samples": len(test.samples), "picks_better": int(test.y.sum()),
                        "decisive": len(test.decisive().samples),
                        "one_class": test.one_class, "wall_s": test.wall,
-                       "diverged": test.diverged},
+                       "diverged": test.diverged, "stalled": test.stalled},
               "rows": rows}
     return _finish(result, args, _plot_classifier, _print_classifier)
 
@@ -156,7 +162,7 @@ def _classifier_row(col, test, budget: float) -> dict:
     row = {"samples": len(col.samples), "picks_better": int(col.y.sum()),
            "collection_wall_s": col.wall, "sim_s": col.sim_time,
            "rtf": col.sim_time / max(col.wall, 1e-9), "one_class": col.one_class,
-           "diverged": col.diverged,
+           "diverged": col.diverged, "stalled": col.stalled,
            "fit_s": None, "training_accuracy": None, "test_accuracy": None,
            "test_accuracy_decisive": None,
            "test_accuracy_at": {f"{f:g}": _accuracy_at(col, f * budget, test)
@@ -176,9 +182,9 @@ def _classifier_row(col, test, budget: float) -> dict:
 
 def _print_classifier(result: dict) -> None:
     test = result["test"]
-    print(f"training world {result['world']}, test world {result['test_world']} "
+    print(f"training world {result['world']}, test world(s) {', '.join(result['test_worlds'])} "
           f"({test['samples']} HiFi labels, {test['picks_better']} pick, {test['decisive']} not "
-          "ties); "
+          f"ties{'; a run stopped stuck' if test['stalled'] else ''}); "
           f"{result['budget_s']:g} s of collection per mode, counts "
           f"{result['horizon_s']:g} s after each decision (0: at the action's end)")
     if test["one_class"]:

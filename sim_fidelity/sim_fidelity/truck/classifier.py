@@ -9,7 +9,10 @@ end). The run goes on from the better branch's end (its end state is kept as a s
 other runs). Decisions where no pick is possible are swept without a sample. Collection stops at a
 wall-clock budget. A branch whose physics diverged gives no label: the run goes on from the other
 branch (the decision counted in :attr:`Collection.diverged`), or stops when both diverged or the
-run itself did.
+run itself did. A run whose last ``STALL_SAMPLES`` decisions removed nothing in either branch is
+stuck (the controller repeats a state neither action changes) and stops too
+(:attr:`Collection.stalled`): its repeats would fill the set with copies of one tie. Several
+worlds (:func:`collect_worlds`, the test set) share the budget, one after the other.
 
 Model: a binary logistic regression (scikit-learn, standardised features). Labels of one class train
 nothing (:class:`OneClass`): there is no decision to learn. Collected in HiFi and in AdFi-1 (the
@@ -35,6 +38,7 @@ from .robot import load_truck
 PICK, SWEEP_LABEL = 1, 0
 LABELS = {PICK: "pick", SWEEP_LABEL: "sweep"}
 HORIZON_S = 0.0  # s of sim time after a decision at which the packets removed are counted
+STALL_SAMPLES = 3  # decisions in a row removing nothing in either branch: the run is stuck
 
 
 class OneClass(TruckError):
@@ -62,6 +66,11 @@ class Sample:
         """Both actions removed as many packets: the label only says which was quicker."""
         return self.pick.removed == self.sweep.removed
 
+    @property
+    def idle(self) -> bool:
+        """Neither action removed anything."""
+        return self.pick.removed == 0 and self.sweep.removed == 0
+
 
 @dataclass(frozen=True)
 class Collection:
@@ -74,6 +83,7 @@ class Collection:
     sim_time: float  # seconds simulated (both branches of every decision)
     horizon: float = HORIZON_S
     diverged: int = 0  # decisions where the physics of a branch (or of the run) diverged
+    stalled: int = 0  # runs stopped as stuck (STALL_SAMPLES decisions removing nothing)
 
     @property
     def x(self) -> np.ndarray:
@@ -117,7 +127,7 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
     rollouts = Rollouts(engine, robot, config, preset, max_action)
     controller = DirectedController(robot, seed)
     samples: list[Sample] = []
-    diverged = 0
+    diverged = stalled = 0
     start = time.perf_counter()
     while time.perf_counter() - start < budget and len(samples) < (max_samples or np.inf):
         opts = options(controller)
@@ -150,8 +160,32 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
         samples.append(Sample(x, y, pick, sweep, time.perf_counter() - start))
         if progress is not None:
             progress(samples[-1])
+        if len(samples) >= STALL_SAMPLES and all(s.idle for s in samples[-STALL_SAMPLES:]):
+            stalled = 1
+            break
     return Collection(preset, str(world), samples, time.perf_counter() - start,
-                      rollouts.sim_seconds, horizon, diverged)
+                      rollouts.sim_seconds, horizon, diverged, stalled)
+
+
+def collect_worlds(worlds: list[str | Path], preset: str, config: FidelityConfig, budget: float,
+                   seed: int = 0, **options) -> Collection:
+    """One collection over several worlds, one after the other, each with an equal share of
+    ``budget`` (a world that stops early, stuck or out of decisions, leaves its rest to the next
+    ones); ``options`` as :func:`collect`'s. Sample times count from the first world's start."""
+    if not worlds:
+        raise TruckError("collect_worlds: no world to collect on")
+    parts: list[Collection] = []
+    samples: list[Sample] = []
+    spent = 0.0
+    for i, world in enumerate(worlds):
+        share = (budget - spent) / (len(worlds) - i)
+        part = collect(world, preset, config, share, seed, **options)
+        samples += [dataclasses.replace(s, ready=s.ready + spent) for s in part.samples]
+        spent += part.wall
+        parts.append(part)
+    return Collection(preset, ", ".join(str(w) for w in worlds), samples, spent,
+                      sum(p.sim_time for p in parts), parts[0].horizon,
+                      sum(p.diverged for p in parts), sum(p.stalled for p in parts))
 
 
 def train(collection: Collection):
