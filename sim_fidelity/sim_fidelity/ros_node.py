@@ -16,17 +16,21 @@ terminal's Ctrl-C to the process group sends, does not cut the clean-up short. T
 on a thread of its own, so a signal is handled at once even while no timer fires (sim-time timers
 stop with ``/clock``). Clean-up then runs in this order: the node's own clean-up (restoring what
 it changed), the executor, the resources ``start`` entered on the exit stack (a
-:class:`~sim_fidelity.simulator.ros.client.RosSimulator`), the node, rclpy.
+:class:`~sim_fidelity.simulator.ros.client.RosSimulator`), the node, rclpy. That teardown gets
+``TEARDOWN_S``: Fast DDS 3.2 can deadlock in it with the GIL held (docs/testing.md, "Two faults of
+Fast DDS 3.2"), so a watchdog outside Python then writes every thread's stack to stderr and ends
+the process with exit code 1, instead of a node that never exits.
 
 Importing this module does not import rclpy: the parameter tables (``node_parameters.py``) and the
 launch-file checks use :class:`Param` without it.
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import re
 import threading
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -38,6 +42,8 @@ Cleanup = Callable[[], int]  # undo what the node did; returns an exit code (0: 
 Start = Callable[[object, dict, ExitStack], Union[Cleanup, None]]
 
 SHUTDOWN_WAIT_S = 2.0  # for the executor's callbacks in flight when the node stops
+TEARDOWN_S = 10.0  # for the whole teardown after the node's clean-up (the executor's share is
+# at most 2 SHUTDOWN_WAIT_S, a RosSimulator's 3 s)
 TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
               list: "a list of strings"}
 
@@ -176,17 +182,30 @@ class Spinner:
                 self.log.warning(f"a callback failed while the node stopped: {error}")
 
 
+@contextmanager
+def _watched_teardown(seconds: float):
+    """On leaving the block (the node's clean-up done, its exit stack about to unwind), a
+    watchdog outside Python: still running ``seconds`` later, the process writes every thread's
+    stack to stderr and exits 1 (cancelled by ``faulthandler.cancel_dump_traceback_later``)."""
+    try:
+        yield
+    finally:
+        faulthandler.dump_traceback_later(seconds, exit=True)
+
+
 def run_node(name: str, table: dict[str, Param], start: Start, *,
              errors: tuple[type[Exception], ...] = (), threads: int = 1,
              args: list[str] | None = None, overrides: dict | None = None,
-             use_sim_time: bool = True) -> int:
+             use_sim_time: bool = True, teardown_s: float = TEARDOWN_S) -> int:
     """Create node ``name``, declare ``table``'s parameters, call ``start(node, values, stack)``,
     spin until a signal, then run the clean-up ``start`` returned and close what it entered on
     ``stack``. The exit code: 0, the clean-up's code, or 2 for a bad parameter or one of
     ``errors`` (bad configuration, simulator gone), logged as one line.
 
     ``overrides`` win over the command line's parameters; ``use_sim_time`` is imposed (managers
-    and the controller tick on ``/clock``; the simulator publishes it).
+    and the controller tick on ``/clock``; the simulator publishes it). A teardown (after the
+    clean-up) still running after ``teardown_s`` ends the process: exit code 1, the stacks on
+    stderr.
     """
     from .shutdown import Interrupted, raise_on_signals
 
@@ -203,7 +222,7 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
             log = get_logger(name)
             from rclpy.impl.implementation_singleton import rclpy_implementation
 
-            with ExitStack() as stack:
+            with ExitStack() as stack, _watched_teardown(teardown_s):
                 try:
                     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
                 except rclpy_implementation.RCLError as e:  # rcl's words, without its source line
@@ -230,4 +249,6 @@ def run_node(name: str, table: dict[str, Param], start: Start, *,
         except (ParameterError, ArgumentsError, *errors) as e:
             log.error(str(e))
             code = 2
+        finally:
+            faulthandler.cancel_dump_traceback_later()
     return code
