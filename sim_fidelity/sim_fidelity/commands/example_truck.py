@@ -93,23 +93,30 @@ def _world(text: str) -> str:
     return str(world_path(text)) if text in SCENARIOS else text
 
 
-def _test_worlds(args: argparse.Namespace) -> list[Path]:
-    """The test variants: the one given, or the scenario's generator at each of --test-seeds."""
+def _test_worlds(args: argparse.Namespace) -> list[tuple[Path, int | None]]:
+    """The test variants, each with the generator seed it is made from (None: the one given)."""
     from ..truck.errors import TruckError
-    from ..world_generators.truck import scenario_sdf
 
     if args.test_world:
-        return [args.test_world]
+        return [(args.test_world, None)]
     if args.world not in SCENARIOS:
         raise TruckError("--test-world: needed with a training world that is no scenario letter")
     folder = Path(tempfile.mkdtemp(prefix="truck_test_"))
-    paths = []
-    for seed in args.test_seeds:
-        path = folder / f"truck_{args.world}_seed{seed}.sdf"
-        _say(f"generating a test world: scenario {args.world}, seed {seed} -> {path}")
-        path.write_text(scenario_sdf(args.world, seed)[0])
-        paths.append(path)
-    return paths
+    return [(folder / f"truck_{args.world}_seed{seed}.sdf", seed) for seed in args.test_seeds]
+
+
+def _collect_on(worlds: list[tuple[Path | str, int | None]], scenario: str, *args, **options):
+    """One collection job: first the worlds made by the scenario's generator (those with a seed;
+    settling takes minutes, so under --parallel it runs in the job's own process, beside the
+    others), then :func:`~sim_fidelity.truck.classifier.collect_worlds` on all of them."""
+    from ..truck.classifier import collect_worlds
+    from ..world_generators.truck import scenario_sdf
+
+    for path, seed in worlds:
+        if seed is not None:
+            _say(f"generating a test world: scenario {scenario}, seed {seed} -> {path}")
+            Path(path).write_text(scenario_sdf(scenario, seed)[0])
+    return collect_worlds([path for path, _ in worlds], *args, **options)
 
 
 def _say(text: str) -> None:
@@ -120,17 +127,18 @@ def run_classifier(args: argparse.Namespace) -> int:
     """Collect per mode, collect the HiFi test labels, train, and report Table 1's columns."""
     from ..fidelity_manager import FidelityConfig
     from ..truck.bench import CONFIG
-    from ..truck.classifier import HORIZON_S, collect_worlds
+    from ..truck.classifier import HORIZON_S
 
     modes, config = _modes(args.modes), FidelityConfig.load(CONFIG)
     horizon = HORIZON_S if args.horizon is None else args.horizon
     world, test_worlds = _world(args.world), _test_worlds(args)
-    jobs = {mode: ([world], mode, args.budget) for mode in modes}
+    jobs = {mode: ([(world, None)], mode, args.budget) for mode in modes}
     jobs["test"] = (test_worlds, "hifi", args.test_budget or args.budget)
     for name, (where, preset, budget) in jobs.items():
-        _say(f"{name}: collecting in {preset} on {', '.join(map(str, where))} for {budget:g} s"
-             + (" (in parallel)" if args.parallel else ""))
-    calls = {name: functools.partial(collect_worlds, where, preset, config, budget, args.seed,
+        _say(f"{name}: collecting in {preset} on {', '.join(str(w) for w, _ in where)} for "
+             f"{budget:g} s" + (" (in parallel)" if args.parallel else ""))
+    calls = {name: functools.partial(_collect_on, where, args.world, preset, config, budget,
+                                     args.seed,
                                      max_action=args.max_action, horizon=horizon,
                                      progress=functools.partial(_tell_sample, name))
              for name, (where, preset, budget) in jobs.items()}
@@ -142,7 +150,7 @@ def run_classifier(args: argparse.Namespace) -> int:
         done = {name: call() for name, call in calls.items()}
     test = done.pop("test")
     rows = {mode: _classifier_row(col, test, args.budget) for mode, col in done.items()}
-    result = {"world": world, "test_worlds": [str(w) for w in test_worlds],
+    result = {"world": world, "test_worlds": [str(w) for w, _ in test_worlds],
               "budget_s": args.budget,
               "horizon_s": horizon, "modes": modes, "seed": args.seed,
               "max_action_s": args.max_action,
