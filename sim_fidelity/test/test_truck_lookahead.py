@@ -83,16 +83,22 @@ def test_collect_labels_a_decision_and_trains_a_model(small_wall, config):
     assert sorted(train(mixed).predict(mixed.x).tolist()) == [0, 1]  # logistic regression
 
 
-def test_a_stuck_run_stops_and_worlds_share_the_budget(small_wall, config):
+def test_a_stuck_run_starts_afresh_and_worlds_share_the_budget(small_wall, config):
     """Actions cut off after CUT s remove nothing: after STALL_SAMPLES such decisions the run
-    counts as stuck and stops, whatever budget is left; over two worlds each one stops so, the
-    samples of both in one collection, timed from the first world's start."""
-    col = collect(small_wall, "hifi", config, budget=600.0, max_action=CUT)
-    assert len(col.samples) == STALL_SAMPLES and col.stalled == 1
+    counts as stuck and a fresh run of the world goes on (the next controller seed), whatever
+    budget is left; over two worlds, the samples of both in one collection, timed from the first
+    world's start."""
+    col = collect(small_wall, "hifi", config, budget=600.0, max_action=CUT,
+                  max_samples=2 * STALL_SAMPLES)
+    assert len(col.samples) == 2 * STALL_SAMPLES and col.stalled == 2
     assert all(s.idle and s.tie for s in col.samples)
+    again = [s.features for s in col.samples[STALL_SAMPLES:]]  # the fresh run's first state is
+    assert np.array_equal(again[0], col.samples[0].features)  # the world's first state again
+    assert col.sim_time == pytest.approx(sum(s.pick.sim_time + s.sweep.sim_time
+                                             for s in col.samples))  # both runs' time
     both = collect_worlds([small_wall, small_wall], "hifi", config, budget=600.0,
-                          max_action=CUT)
-    assert len(both.samples) == 2 * STALL_SAMPLES and both.stalled == 2
+                          max_action=CUT, max_samples=1)
+    assert len(both.samples) == 2  # one from each world (max_samples is per world)
     ready = [s.ready for s in both.samples]
     assert ready == sorted(ready) and ready[-1] <= both.wall
     assert both.world == f"{small_wall}, {small_wall}"

@@ -10,9 +10,10 @@ other runs). Decisions where no pick is possible are swept without a sample. Col
 wall-clock budget. A branch whose physics diverged gives no label: the run goes on from the other
 branch (the decision counted in :attr:`Collection.diverged`), or stops when both diverged or the
 run itself did. A run whose last ``STALL_SAMPLES`` decisions removed nothing in either branch is
-stuck (the controller repeats a state neither action changes) and stops too
-(:attr:`Collection.stalled`): its repeats would fill the set with copies of one tie. Several
-worlds (:func:`collect_worlds`, the test set) share the budget, one after the other.
+stuck (the controller repeats a state neither action changes; its repeats would fill the set with
+copies of one tie): collection goes on with a fresh run of the world, the controller's seed the
+next one (:attr:`Collection.stalled` counts those). Several worlds (:func:`collect_worlds`, the
+test set) share the budget, one after the other.
 
 Model: a binary logistic regression (scikit-learn, standardised features). Labels of one class train
 nothing (:class:`OneClass`): there is no decision to learn. Collected in HiFi and in AdFi-1 (the
@@ -83,7 +84,8 @@ class Collection:
     sim_time: float  # seconds simulated (both branches of every decision)
     horizon: float = HORIZON_S
     diverged: int = 0  # decisions where the physics of a branch (or of the run) diverged
-    stalled: int = 0  # runs stopped as stuck (STALL_SAMPLES decisions removing nothing)
+    stalled: int = 0  # runs found stuck (STALL_SAMPLES decisions removing nothing), each
+    # followed by a fresh run
 
     @property
     def x(self) -> np.ndarray:
@@ -123,10 +125,15 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
     """Label decisions on ``world`` with look-ahead in ``preset`` until ``budget`` wall seconds
     have passed (a decision that has begun is finished) or ``max_samples`` are collected; each
     action's count is taken ``horizon`` sim seconds after the decision (0: at its end)."""
-    engine, robot = load_truck(world)
-    rollouts = Rollouts(engine, robot, config, preset, max_action)
-    controller = DirectedController(robot, seed)
+    def fresh_run(controller_seed: int):
+        engine, robot = load_truck(world)
+        return engine, Rollouts(engine, robot, config, preset, max_action), \
+            DirectedController(robot, controller_seed)
+
+    engine, rollouts, controller = fresh_run(seed)
+    simulated = 0.0  # by the runs before this one
     samples: list[Sample] = []
+    first = 0  # this run's first sample
     diverged = stalled = 0
     start = time.perf_counter()
     while time.perf_counter() - start < budget and len(samples) < (max_samples or np.inf):
@@ -160,18 +167,21 @@ def collect(world: str | Path, preset: str, config: FidelityConfig, budget: floa
         samples.append(Sample(x, y, pick, sweep, time.perf_counter() - start))
         if progress is not None:
             progress(samples[-1])
-        if len(samples) >= STALL_SAMPLES and all(s.idle for s in samples[-STALL_SAMPLES:]):
-            stalled = 1
-            break
+        if len(samples) - first >= STALL_SAMPLES and all(
+                s.idle for s in samples[-STALL_SAMPLES:]):  # stuck: a fresh run, the next seed
+            stalled, first = stalled + 1, len(samples)
+            simulated += rollouts.sim_seconds
+            engine, rollouts, controller = fresh_run(seed + stalled)
     return Collection(preset, str(world), samples, time.perf_counter() - start,
-                      rollouts.sim_seconds, horizon, diverged, stalled)
+                      simulated + rollouts.sim_seconds, horizon, diverged, stalled)
 
 
 def collect_worlds(worlds: list[str | Path], preset: str, config: FidelityConfig, budget: float,
                    seed: int = 0, **options) -> Collection:
-    """One collection over several worlds, one after the other, each with an equal share of
-    ``budget`` (a world that stops early, stuck or out of decisions, leaves its rest to the next
-    ones); ``options`` as :func:`collect`'s. Sample times count from the first world's start."""
+    """One collection over several worlds, one after the other, each with an equal share of what
+    is left of ``budget`` (a world that stops early leaves its rest to the next ones; one that
+    overruns, finishing a decision begun, takes it from them); ``options`` as :func:`collect`'s,
+    for each world. Sample times count from the first world's start."""
     if not worlds:
         raise TruckError("collect_worlds: no world to collect on")
     parts: list[Collection] = []
