@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="wall seconds of HiFi test labels (default: --budget)")
     c.add_argument("--world", default="A", help="training world: a scenario letter or an SDF")
     c.add_argument("--test-world", type=Path, help="test world SDF (default: the scenario's "
-                   "generator with --test-seeds, settled now)")
+                   "generator with --test-seeds, made in the test job)")
     c.add_argument("--test-seeds", type=integers(at_least(1)), default=(1,),
                    help="generator seeds of the test variants, e.g. 1,2,3: the test budget is "
                         "shared among them, one after the other (default 1; the shipped world "
@@ -192,7 +192,7 @@ def _print_classifier(result: dict) -> None:
     test = result["test"]
     print(f"training world {result['world']}, test world(s) {', '.join(result['test_worlds'])} "
           f"({test['samples']} HiFi labels, {test['picks_better']} pick, {test['decisive']} not "
-          f"ties{'; a run stopped stuck' if test['stalled'] else ''}); "
+          f"ties{'; %d stuck run(s) restarted' % test['stalled'] if test['stalled'] else ''}); "
           f"{result['budget_s']:g} s of collection per mode, counts "
           f"{result['horizon_s']:g} s after each decision (0: at the action's end)")
     if test["one_class"]:
