@@ -28,7 +28,7 @@ setup(
     ],
     # What the code imports from PyPI; package.xml names the same through rosdep keys.
     install_requires=["numpy", "pyyaml", "mujoco>=3.3", "rosbags", "tqdm", "matplotlib",
-                      "pymap3d", "pillow", "imageio[ffmpeg]", "scikit-learn"],
+                      "pymap3d", "pillow", "imageio[ffmpeg]", "scikit-learn", "numba"],
     extras_require={"test": ["pytest"], "sweep": ["ray"]},
     zip_safe=True,
     maintainer="sim_fidelity developers",

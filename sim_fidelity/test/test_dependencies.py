@@ -28,6 +28,7 @@ ROSDEP_KEYS = {
     "PIL": "python3-pil",
     "imageio": "python3-imageio",
     "sklearn": "python3-sklearn",
+    "numba": "python3-numba",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",

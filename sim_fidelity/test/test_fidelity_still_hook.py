@@ -112,7 +112,7 @@ def test_the_hook_time_is_counted_only_while_watching_and_is_part_of_the_steps()
     hook = StepStillness(sim, ["box_0", "box_1"], LINEAR, ANGULAR)
     sim.step(5)
     assert hook.wall == 0.0
-    hook.watch(np.array([0, 1]))
+    hook.watch(np.array([True, True]))
     stepping, walls = 0.0, [0.0]
     for _ in range(20):
         start = time.perf_counter()

@@ -12,7 +12,7 @@ import pytest
 from still_cases import HINGED, manager, packet_signaler, zero_g
 
 from sim_fidelity.fidelity_manager import Level
-from sim_fidelity.fidelity_manager.signalers.packet import MAX_PAIRWISE, overlap_bounds
+from sim_fidelity.fidelity_manager.signalers.packet import MAX_PAIRWISE
 from sim_fidelity.simulator.engine import MujocoEngine
 from sim_fidelity.world_generators.sdf_text import box_model
 from sim_fidelity.world_generators.stack_test import stack_sdf
@@ -146,17 +146,6 @@ def test_above_max_pairwise_reaching_packets_their_union_decides(many, reaching)
     assert set(got[reaching:inside_union]) <= {L}
     union = reaching > MAX_PAIRWISE
     assert [got[inside_union], got[face], got[far]] == [M if union else L, L, L]
-
-
-def test_overlap_bounds_of_several_boxes_at_once():
-    lo = np.array([[0.0, 1.0, 2.0], [-1.0, -2.0, -3.0]])
-    hi = lo + 0.5
-    bounds = overlap_bounds(lo, hi)
-    assert bounds.shape == (2, 8)
-    np.testing.assert_array_equal(bounds[:, :3], -hi)
-    np.testing.assert_array_equal(bounds[:, 3:6], lo)
-    assert np.isneginf(bounds[:, 6:]).all()
-    np.testing.assert_array_equal(overlap_bounds(lo[0], hi[0]), bounds[0])
 
 
 def test_no_fallback_reason_when_ticks_were_asked_for():

@@ -42,7 +42,7 @@ KILTED_PACKAGES = {
 ROSDEP_KEYS = {
     "python3-catkin-pkg", "python3-colcon-common-extensions", "python3-hypothesis",
     "python3-imageio", "python3-matplotlib", "python3-pil",
-    "python3-mujoco-pip", "python3-numpy", "python3-pymap3d", "python3-pytest",
+    "python3-mujoco-pip", "python3-numba", "python3-numpy", "python3-pymap3d", "python3-pytest",
     "python3-rosbags-pip", "python3-sklearn",
     "python3-tqdm", "python3-yaml",
 }

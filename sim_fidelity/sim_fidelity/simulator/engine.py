@@ -31,6 +31,7 @@ from .scripts import Scripts
 from .sdf import add_models, load_world, load_world_string
 from .sdf.records import LoadedWorld
 from .snapshot import EngineSnapshot, Snapshot
+from .state_kernels import body_states, free_states
 
 GRAVCOMP_ANCHOR = "__sim_fidelity__::gravcomp_anchor"
 BODY_LEVERS = {Lever.DYNAMICS: "DYNAMICS", Lever.COLLISION: "COLLISION", Lever.GRAVITY: "GRAVITY"}
@@ -160,26 +161,19 @@ class MujocoEngine:
         names = list(names)
         if not names:
             return np.zeros((0, 7)), np.zeros((0, 6))
-        d, m = self.data, self.model
+        d = self.data
         r = self.index.state_refs(names)
-        x_wb = np.empty((len(names), 7))
-        v = np.empty((len(names), 3))
-        w = np.empty((len(names), 3))
-        free, other = r.free, r.other
-        if free.size:  # free joint: qpos = [p, quat wxyz], qvel = [v world, w body frame]
-            q, dq = d.qpos[r.qxyzw], d.qvel[r.didx]
-            x_wb[free], v[free] = q, dq[:, :3]
-            w[free] = pose_math.quat_rotate(q[:, 3:], dq[:, 3:])
-        if other.size:
+        x_wb, twist = np.empty((len(names), 7)), np.empty((len(names), 6))
+        if r.free.size:
+            free_states(d.qpos, d.qvel, r.qxyzw, r.didx, r.free, x_wb, twist)
+        if r.other.size:
             self._refresh()
-            b = r.bids[other]
-            x_wb[other] = self._body_pose(b)
-            w[other] = d.cvel[b, :3]
-            com = d.subtree_com[m.body_rootid[b]]
-            v[other] = d.cvel[b, 3:] + pose_math.cross(w[other], d.xpos[b] - com)
+            body_states(d.xpos, d.xquat, d.cvel, d.subtree_com, self.model.body_rootid, r.bids,
+                        r.other, x_wb, twist)
         if not r.offset:
-            return x_wb, np.concatenate([v, w], axis=1)
+            return x_wb, twist
         pose = pose_math.compose(x_wb, r.offsets)
+        v, w = twist[:, :3], twist[:, 3:]
         v = v + pose_math.cross(w, pose[:, :3] - x_wb[:, :3])
         return pose, np.concatenate([v, w], axis=1)
 

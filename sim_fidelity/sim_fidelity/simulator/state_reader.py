@@ -4,9 +4,10 @@ A fidelity manager reads the poses and twists of the same ~1000 entities every t
 MuJoCo's sleeping islands most of them have not moved since the last tick.
 :class:`EngineStateReader` keeps the last poses and twists in its own arrays and, for entities
 carried by one free body without a frame offset, compares the raw generalised coordinates and
-velocities (one gather each) with those of its last read: only the rows whose values differ are
-turned into poses and twists again, whatever changed them (a step, a teleport, a script, a reset,
-a restore). The other rows (links of articulated models) go through ``get_states`` every time.
+velocities with those of its last read: only the rows whose values differ are turned into poses
+and twists again, whatever changed them (a step, a teleport, a script, a reset, a restore). That
+pass is one compiled loop over the rows (:func:`read_free_rows`). The other rows (links of
+articulated models) go through ``get_states`` every time.
 :class:`FullStateReader` reads every row through any simulator's ``get_states`` (over ROS).
 Both return exactly what ``get_states`` returns for the same names.
 """
@@ -16,8 +17,10 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..jit import kernel
 from . import poses as pose_math
 from .protocol import Simulator
+from .state_kernels import free_state
 
 
 class StateReader(Protocol):
@@ -53,6 +56,38 @@ class FullStateReader:
         return poses, twists, self._all
 
 
+@kernel
+def read_free_rows(qpos: np.ndarray, qvel: np.ndarray, qidx: np.ndarray, didx: np.ndarray,
+                   last_q: np.ndarray, last_dq: np.ndarray, rows: np.ndarray, poses: np.ndarray,
+                   twists: np.ndarray, read: np.ndarray) -> int:
+    """For each free row ``k`` whose ``qpos[qidx[k]]`` or ``qvel[didx[k]]`` differs from
+    ``last_q[k]``/``last_dq[k]`` (NaN: never read): keep the new values and write row ``rows[k]``
+    of ``poses`` and ``twists`` (:func:`~.state_kernels.free_state`, as ``get_states`` does). The
+    rows written go to ``read``; returns their number."""
+    count = 0
+    for k in range(rows.shape[0]):
+        same = True
+        for j in range(7):
+            if qpos[qidx[k, j]] != last_q[k, j]:
+                same = False
+                break
+        if same:
+            for j in range(6):
+                if qvel[didx[k, j]] != last_dq[k, j]:
+                    same = False
+                    break
+        if same:
+            continue
+        for j in range(7):
+            last_q[k, j] = qpos[qidx[k, j]]
+        for j in range(6):
+            last_dq[k, j] = qvel[didx[k, j]]
+        free_state(qpos, qvel, qidx[k], didx[k], poses[rows[k]], twists[rows[k]])
+        read[count] = rows[k]
+        count += 1
+    return count
+
+
 class EngineStateReader:
     """Rows of free bodies re-read when their ``qpos``/``qvel`` changed; the others every time."""
 
@@ -60,7 +95,10 @@ class EngineStateReader:
         self.engine, self.names = engine, list(names)
         self.poses = np.zeros((len(self.names), 7))
         self.twists = np.zeros((len(self.names), 6))
-        self._index = None
+        self._bind()
+        # load the compiled loop now (from Numba's cache: ~0.5 s once a process), not in a tick
+        read_free_rows(engine.data.qpos, engine.data.qvel, self._qidx, self._didx, self._q,
+                       self._dq, self._fast[:0], self.poses, self.twists, self._read)
 
     def _bind(self) -> None:
         """Addresses for the engine's current compile; every row is read next."""
@@ -72,6 +110,7 @@ class EngineStateReader:
         self._qidx, self._didx = refs.qxyzw[k], refs.didx[k]
         self._q = np.full((len(k), 7), np.nan)  # raw values of the last read (NaN: never read)
         self._dq = np.full((len(k), 6), np.nan)
+        self._read = np.empty(len(k), np.intp)
         self._slow = np.setdiff1d(np.arange(len(self.names)), self._fast)
         self._slow_names = [self.names[i] for i in self._slow]
         self._index = index
@@ -81,18 +120,9 @@ class EngineStateReader:
         d = engine.data
         if engine.index is not self._index:  # (re)compiled: addresses moved
             self._bind()
-        q, dq = d.qpos[self._qidx], d.qvel[self._didx]
-        changed = np.zeros(len(q), bool)  # rows of the values that differ (fewer calls than a
-        changed[np.flatnonzero(q != self._q) // 7] = True  # row-wise any over 7 and 6 columns)
-        changed[np.flatnonzero(dq != self._dq) // 6] = True
-        new = np.flatnonzero(changed)
-        rows = self._fast[new]
-        if new.size:
-            q, dq = q[new], dq[new]
-            self._q[new], self._dq[new] = q, dq
-            self.poses[rows] = q
-            self.twists[rows, :3] = dq[:, :3]
-            self.twists[rows, 3:] = pose_math.quat_rotate(q[:, 3:], dq[:, 3:])
+        count = read_free_rows(d.qpos, d.qvel, self._qidx, self._didx, self._q, self._dq,
+                               self._fast, self.poses, self.twists, self._read)
+        rows = self._read[:count].copy()
         if self._slow.size:
             self.poses[self._slow], self.twists[self._slow] = engine.get_states(self._slow_names)
             rows = np.concatenate([rows, self._slow])

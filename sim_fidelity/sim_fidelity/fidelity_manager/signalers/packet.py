@@ -41,12 +41,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...simulator.poses import box_aabbs
 from ...simulator.protocol import Simulator
 from ..errors import ParamError
 from ..levels import LEVEL_DTYPE, Level
 from ..trees import Tree
 from .base import Param, Signaler, match_entities
+from .packet_kernels import box_rules, near_levels, refresh_boxes
 from .stillness import StepStillness, step_hook_unavailable
 
 ADFI_INFLATION = {"adfi-1": 1.00, "adfi-2": 0.50, "adfi-3": 0.01}
@@ -70,38 +70,6 @@ def _half_extents(spec: np.ndarray | dict[str, np.ndarray], names: Sequence[str]
         raise ParamError(key, f"no entry matches {what}(s) " + ", ".join(missing[:3]))
     return half
 
-
-
-def row_sums(a: np.ndarray) -> np.ndarray:
-    """Sum of each row of a 2-D array (True counts 1), column by column: for the few columns here
-    several times faster than ``sum``/``all``/``any`` and than a product with ones (which BLAS
-    may spread over threads)."""
-    out = a[:, 0].astype(float)
-    for j in range(1, a.shape[1]):
-        out += a[:, j]
-    return out
-
-
-ALL8 = np.uint64(0x0101010101010101)  # eight True bytes read as one integer
-
-
-def all8(a: np.ndarray) -> np.ndarray:
-    """Rows of a C-contiguous ``(..., 8)`` boolean array that are all True: one comparison of
-    each row's 8 bytes read as one integer (a row-wise ``all`` costs several calls)."""
-    return a.view(np.uint64)[..., 0] == ALL8
-
-
-def overlap_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``(..., 8)`` bounds ``[-hi, lo, -inf, -inf]`` of boxes: a box packed as ``[-lo', hi', 0,
-    0]`` (:meth:`PacketSignaler.boxes`) overlaps one of them iff it is greater in all 8 places
-    (``lo' < hi`` and ``hi' > lo`` on every axis)."""
-    return np.concatenate([-hi, lo, np.full(lo.shape[:-1] + (2,), -np.inf)], axis=-1)
-
-
-def inside_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``(8,)`` bounds ``[-lo, hi, inf, inf]`` of a box: a packed box lies inside it iff it is
-    less or equal in all 8 places."""
-    return np.concatenate([-lo, hi, [np.inf, np.inf]])
 
 
 class PacketSignaler(Signaler):
@@ -136,13 +104,17 @@ class PacketSignaler(Signaler):
         self.half = np.vstack([
             _half_extents(params["robot_half_extents"], self.robot, "robot_half_extents", "entity"),
             _half_extents(params["half_extents"], self.tree_names, "half_extents", "tree")])
-        self._reach = np.sqrt(row_sums(self.half ** 2))  # half-diagonal: a spin's sweep radius
-        self.still = np.zeros(len(self.trees), np.int32)
+        self._reach = np.sqrt((self.half ** 2).sum(axis=1))  # half-diagonal: a spin's sweep radius
+        n = len(self.trees)
+        self.still = np.zeros(n, np.int64)
         # AABB of every box at the pose it last had: only boxes that moved are turned again (held
-        # packets do not move)
-        n = len(self.half)
-        self._seen, self._lo, self._hi = np.full((n, 7), np.nan), np.empty((n, 3)), np.empty((n, 3))
-        self._packed = np.zeros((n, 8))  # [-lo, hi, 0, 0] per box: one comparison tests a box
+        # packets do not move); the robot's inflated box
+        m = len(self.half)
+        self._seen, self._lo, self._hi = np.full((m, 7), np.nan), np.empty((m, 3)), np.empty((m, 3))
+        self._box = np.empty((2, 3))
+        self._touching, self._high, self._reaching = (np.zeros(n, bool) for _ in range(3))
+        self._never = np.zeros(n, bool)  # still_now where stillness is counted in steps
+        self._load_kernels()
         self.last_update = np.nan  # sim time of the previous update (the tick period)
         self.next_refresh = params["refresh_interval"] or np.inf
         self.refresh_until = -np.inf
@@ -152,6 +124,17 @@ class PacketSignaler(Signaler):
         self.steps = (StepStillness(sim, self.anchors, params["linear_threshold"],
                                     params["angular_threshold"])
                       if params["still_clock"] == "steps" and not self.fallback else None)
+
+    def _load_kernels(self) -> None:
+        """Load the compiled loops now (from Numba's cache: about a second once a process), not
+        in the first tick: each called once on no packet."""
+        none = slice(0, 0)
+        box_lo, box_hi, lo, hi = self.boxes(self._seen[none])
+        box_rules(lo[none], hi[none], box_lo, box_hi, np.zeros(0, LEVEL_DTYPE), self.still[none],
+                  self._never[none], True, 0, self._touching[none], self._high[none],
+                  self._reaching[none])
+        near_levels(lo[none], hi[none], np.zeros((0, 6)), self._reach[none],
+                    np.zeros(0, np.intp), 0.0, 0.0, box_lo, box_hi, 0, np.zeros(0, LEVEL_DTYPE))
 
     @property
     def still_clock(self) -> str:
@@ -163,91 +146,64 @@ class PacketSignaler(Signaler):
         return self.robot + self.anchors
 
     def boxes(self, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Corners of the inflated robot box (lo, hi) and of the packet AABBs (lo, hi); the
-        packet AABBs also packed ``(n, 8)`` as ``[-lo, hi, 0, 0]`` (:attr:`packed`)."""
-        moved = np.flatnonzero(row_sums(poses != self._seen))
-        if moved.size:
-            self._seen[moved] = poses[moved]
-            lo, hi = box_aabbs(poses[moved], self.half[moved])
-            self._lo[moved], self._hi[moved] = lo, hi
-            self._packed[moved, :3], self._packed[moved, 3:6] = -lo, hi
-        nr, pad = len(self.robot), self.params["inflation"]
-        return (self._lo[:nr].min(axis=0) - pad, self._hi[:nr].max(axis=0) + pad,
-                self._lo[nr:], self._hi[nr:])
-
-    @property
-    def packed(self) -> np.ndarray:
-        """The packet AABBs as of the last :meth:`boxes`, ``(n, 8)`` rows ``[-lo, hi, 0, 0]``."""
-        return self._packed[len(self.robot):]
+        """Corners of the inflated robot box (lo, hi) and of the packet AABBs (lo, hi), as of
+        ``poses`` (views the next call overwrites)."""
+        nr = len(self.robot)
+        refresh_boxes(poses, self._seen, self.half, self._lo, self._hi, nr,
+                      self.params["inflation"], self._box)
+        return self._box[0], self._box[1], self._lo[nr:], self._hi[nr:]
 
     def update(self, t: float, poses: np.ndarray, twists: np.ndarray,
                current: np.ndarray) -> np.ndarray:
         p = self.params
-        box_lo, box_hi, _, _ = self.boxes(poses)
-        packed = self.packed
-        touching = all8(packed > overlap_bounds(box_lo, box_hi))
-        inside = all8(packed <= inside_bounds(box_lo, box_hi))
-        if self.steps is None:
-            self.still = np.where(self._still_now(twists) & ~touching, self.still + 1, 0)
-        else:
-            self.still = np.where(touching, 0, self.steps.counts())
-        high = touching | ((current == HIGH) & (self.still < p["still_steps"]))
+        box_lo, box_hi, lo, hi = self.boxes(poses)
+        ticks = self.steps is None
+        if not ticks:
+            self.still = self.steps.counts()
+        reaching = box_rules(lo, hi, box_lo, box_hi, current, self.still,
+                             self._still_now(twists) if ticks else self._never, ticks,
+                             p["still_steps"], self._touching, self._high, self._reaching)
         if t >= self.next_refresh:
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
                                                           // p["refresh_interval"])
         if t < self.refresh_until or self.refresh_due:
-            levels = np.full(len(high), HIGH, LEVEL_DTYPE)
+            levels = np.full(len(lo), HIGH, LEVEL_DTYPE)
             self.refresh_due = False
             self.last_update = t
         else:
-            dynamic = high | (current == HIGH)  # HIGH after this tick, or until it, or held
-            levels = np.where(high, HIGH, self._below_high(
-                t, dynamic & ~inside, packed, twists, (box_lo, box_hi))).astype(LEVEL_DTYPE)
+            levels = self._below_high(t, reaching, twists, lo, hi, (box_lo, box_hi))
+            levels[self._high] = HIGH
         if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
             # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
-            self.steps.watch(np.flatnonzero(((levels == HIGH) | (current == HIGH)) & ~touching))
+            self.steps.watch(((levels == HIGH) | (current == HIGH)) & ~self._touching)
         return levels
 
-    def _below_high(self, t: float, reaching: np.ndarray, packed: np.ndarray,
-                    twists: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray | int:
-        """Rule 3: the level of each packet not HIGH, given the dynamic packets ``reaching`` out
-        of the robot ``box``: LOW when none does; else MEDIUM for all (``medium: all``) or for
-        those near one of them or the box (``near``)."""
+    def _below_high(self, t: float, reaching: int, twists: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Rule 3: the level of each packet if not HIGH, given how many dynamic packets are
+        ``reaching`` out of the robot ``box`` (:attr:`_reaching` says which): LOW when none
+        does; else MEDIUM for all (``medium: all``) or for those near one of them or the box
+        (``near``)."""
         p = self.params
         tick = t - self.last_update if t > self.last_update else 0.0
         self.last_update = t
-        out = np.flatnonzero(reaching)
-        if not out.size:
-            return LOW
+        if not reaching:
+            return np.full(len(lo), LOW, LEVEL_DTYPE)
         if p["medium"] == "all":
-            return MEDIUM
-        rows = len(self.robot) + out
-        sq = twists[rows] ** 2  # a point of the packet moves at most |v| + |w| x half-diagonal
-        speed = np.sqrt(row_sums(sq[:, :3])) + np.sqrt(row_sums(sq[:, 3:])) * self._reach[rows]
-        grow = (p["near_margin"] + 2.0 * tick * speed)[:, None]
-        margin = p["near_margin"]
-        # (k + 1, 8): the reach of each such packet ([-hi, lo] grown), then the robot's box
-        reach = np.vstack([np.hstack([-packed[out, 3:6] - grow, -packed[out, :3] - grow,
-                                      np.full((len(out), 2), -np.inf)]),
-                           overlap_bounds(box[0] - margin, box[1] + margin)])
-        # packets within the union of the reaches first (one pass), then each against each reach;
-        # when many reach out (the tick after a refresh) the union alone, a superset, decides
-        cand = np.flatnonzero(all8(packed > reach.min(axis=0)))
-        levels = np.full(len(packed), LOW, LEVEL_DTYPE)
-        if len(out) > MAX_PAIRWISE:
-            levels[cand] = MEDIUM
-            return levels
-        near = all8(packed[cand, None, :] > reach)  # (candidate, reach): boxes overlap
-        levels[cand[near.any(axis=1)]] = MEDIUM
+            return np.full(len(lo), MEDIUM, LEVEL_DTYPE)
+        nr = len(self.robot)
+        levels = np.empty(len(lo), LEVEL_DTYPE)
+        near_levels(lo, hi, twists[nr:], self._reach[nr:], np.flatnonzero(self._reaching),
+                    2.0 * tick, p["near_margin"], box[0], box[1], MAX_PAIRWISE, levels)
         return levels
 
     def _still_now(self, twists: np.ndarray) -> np.ndarray:
         """Packets below both speed thresholds in the twists read at this tick."""
         p = self.params
         sq = twists[len(self.robot):] ** 2  # speeds compared, not squares (any threshold fits)
-        return ((np.sqrt(row_sums(sq[:, :3])) < p["linear_threshold"])
-                & (np.sqrt(row_sums(sq[:, 3:])) < p["angular_threshold"]))
+        return ((np.sqrt(sq[:, :3].sum(axis=1)) < p["linear_threshold"])
+                & (np.sqrt(sq[:, 3:].sum(axis=1)) < p["angular_threshold"]))
 
     def refresh(self, t: float, settle: float) -> None:
         """All packets HIGH from the next update until sim time ``t + settle`` (at least for that

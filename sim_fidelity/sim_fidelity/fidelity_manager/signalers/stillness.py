@@ -4,7 +4,8 @@ Paper 000 (Sec. 4.3) lowers a packet once it has been outside the robot box with
 angular velocity "for the period of two simulation steps". A signaler only runs at manager ticks
 (tens of physics steps apart); :class:`StepStillness` sees every step in between: a step hook
 reads the velocities of the *candidates* only (packets that a tick may lower) straight from the
-engine's generalised velocities and counts, per candidate, the consecutive steps it was still.
+engine's generalised velocities and counts, per candidate, the consecutive steps it was still (one
+compiled loop over the candidates, :func:`count_still`).
 
 It needs an in-process engine: step hooks (``sim.hooks``) and every entity carried by one free
 body with no frame offset (its speeds are the body's). :func:`step_hook_unavailable` says why not
@@ -17,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...jit import kernel
 from ...simulator.protocol import Simulator
 
 
@@ -30,6 +32,18 @@ def step_hook_unavailable(sim: Simulator, names: Sequence[str]) -> str:
     return ""
 
 
+@kernel
+def count_still(qvel: np.ndarray, dof: np.ndarray, rows: np.ndarray, count: np.ndarray,
+                linear2: float, angular2: float) -> None:
+    """One more still step in ``count`` for every row of ``rows`` whose velocities
+    ``qvel[dof[row]]`` (``[v, w]``) are below both squared speeds, 0 for the others."""
+    for row in rows:
+        v = dof[row]
+        linear = qvel[v[0]] ** 2 + qvel[v[1]] ** 2 + qvel[v[2]] ** 2
+        angular = qvel[v[3]] ** 2 + qvel[v[4]] ** 2 + qvel[v[5]] ** 2
+        count[row] = count[row] + 1 if linear < linear2 and angular < angular2 else 0
+
+
 class StepStillness:
     """Counts, per watched row of ``names``, the physics steps it has been still in a row."""
 
@@ -37,48 +51,39 @@ class StepStillness:
         self.engine, self.names = engine, list(names)
         self.linear2, self.angular2 = linear * linear, angular * angular
         self.rows = np.zeros(0, np.intp)  # watched rows
-        self.count = np.zeros(0, np.int64)  # still steps in a row, per watched row
+        self.count = np.zeros(len(self.names), np.int64)  # still steps in a row (0: not watched)
         self._index = None
         self.wall = 0.0  # seconds spent in the step hook
         self._bind()
+        count_still(engine.data.qvel, self._dof, self.rows, self.count, self.linear2,
+                    self.angular2)  # loads the compiled loop now (no row), not in a step
         engine.hooks.add(self.on_step)
 
     def _bind(self) -> None:
         """qvel addresses of every entity for the engine's current compile."""
         self._index = self.engine.index
-        self._dof_all = self._index.state_refs(self.names).didx  # (n, 6) [v world, w body]
-        self._dof = self._dof_all[self.rows]
+        self._dof = self._index.state_refs(self.names).didx  # (n, 6) [v world, w body]
 
-    def watch(self, rows: np.ndarray) -> None:
-        """Watch ``rows`` (sorted) from now on; rows watched already keep their count, new ones
-        start at 0."""
-        rows = np.asarray(rows, np.intp)
-        kept = np.zeros(len(rows), np.int64)
-        if self.rows.size and rows.size:
-            pos = np.searchsorted(self.rows, rows)
-            hit = (pos < self.rows.size) & (self.rows[np.minimum(pos, self.rows.size - 1)] == rows)
-            kept[hit] = self.count[pos[hit]]
-        self.rows, self.count = rows, kept
-        self._dof = self._dof_all[rows]
+    def watch(self, mask: np.ndarray) -> None:
+        """Watch the rows where ``mask`` is True from now on; rows watched already keep their
+        count, new ones start at 0."""
+        mask = np.asarray(mask, bool)
+        self.count[~mask] = 0
+        self.rows = np.flatnonzero(mask)
 
     def counts(self) -> np.ndarray:
         """Still steps in a row for every row of ``names`` (0 where not watched)."""
-        out = np.zeros(len(self.names), np.int64)
-        out[self.rows] = self.count
-        return out
+        return self.count.copy()
 
     def on_step(self, engine: Any) -> None:
-        """The step hook: one gather of the watched rows' velocities, compared as squares."""
+        """The step hook: the watched rows' velocities, compared as squares."""
         if not self.rows.size:
             return
         start = time.perf_counter()
         if engine.index is not self._index:  # recompiled (spawn, delete): addresses moved
             self._bind()
-        sq = engine.data.qvel[self._dof]
-        sq *= sq
-        still = ((sq[:, 0] + sq[:, 1] + sq[:, 2] < self.linear2)
-                 & (sq[:, 3] + sq[:, 4] + sq[:, 5] < self.angular2))
-        self.count = np.where(still, self.count + 1, 0)
+        count_still(engine.data.qvel, self._dof, self.rows, self.count, self.linear2,
+                    self.angular2)
         self.wall += time.perf_counter() - start
 
     def close(self) -> None:
