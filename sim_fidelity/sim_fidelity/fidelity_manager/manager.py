@@ -20,6 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..jit import kernel
 from ..simulator.errors import InvalidOperationError
 from ..simulator.protocol import Simulator
 from ..simulator.state_reader import state_reader
@@ -30,6 +31,30 @@ from .levels import LEVEL_DTYPE, Level, parse_level
 from .support import unsupported_mask, unsupported_trees
 
 NOT_SIGNALLED = -1  # sentinel: the next signalled level counts as a change
+LEVEL_NAMES = [(int(level), level.name.lower()) for level in Level]  # TickReport.counts' keys
+
+
+@kernel
+def merge_signals(signal: np.ndarray, signalled: np.ndarray, held: np.ndarray,
+                  current: np.ndarray, target: np.ndarray) -> int:
+    """The level each tree should have: the newly ``signal``-led one where it differs from the
+    previous signal (``signalled``, then updated) and the tree is not ``held``, else its
+    ``current`` one, into ``target``. Returns how many differ from ``current``."""
+    changed = 0
+    for i in range(signal.shape[0]):
+        target[i] = signal[i] if signal[i] != signalled[i] and not held[i] else current[i]
+        signalled[i] = signal[i]
+        changed += target[i] != current[i]
+    return changed
+
+
+def _slice_if_contiguous(index: list[int]) -> slice | np.ndarray:
+    """``index`` as a slice when it is a run of consecutive integers (a view, not a copy)."""
+    if not index:
+        return slice(0, 0)
+    if index == list(range(index[0], index[0] + len(index))):
+        return slice(index[0], index[-1] + 1)
+    return np.array(index, np.intp)
 
 
 @dataclass(frozen=True)
@@ -65,14 +90,15 @@ class FidelityManager:
         self._plan = []  # (signaler, tree indices, state rows as a slice or index array)
         for sig in self.signalers.values():
             rows = [row.setdefault(e, len(row)) for e in sig.state_entities()]
-            idx = np.array([self.trees.index[t.name] for t in sig.trees], np.intp)
-            contiguous = rows == list(range(rows[0], rows[0] + len(rows))) if rows else True
-            self._plan.append((sig, idx, slice(rows[0], rows[-1] + 1) if rows and contiguous
-                               else np.array(rows, np.intp)))
+            idx = [self.trees.index[t.name] for t in sig.trees]
+            self._plan.append((sig, _slice_if_contiguous(idx), _slice_if_contiguous(rows)))
         self.state_names = list(row)
         self.reader = state_reader(sim, self.state_names, incremental)
         self.signalled = np.full(n, NOT_SIGNALLED, LEVEL_DTYPE)
         self.held = self.fixed.copy()
+        self._target = np.empty(n, LEVEL_DTYPE)
+        merge_signals(self.signalled[:0], self.signalled[:0], self.held[:0],  # load the compiled
+                      self.signalled[:0], self._target[:0])  # loop now, not in the first tick
         self.closed = False
 
     # --- levels ----------------------------------------------------------------------------------
@@ -84,27 +110,23 @@ class FidelityManager:
         return self.helpers.level
 
     def counts(self) -> dict[str, int]:
-        c = np.bincount(self.levels, minlength=len(Level))
-        return {level.name.lower(): int(c[level]) for level in Level}
+        c = np.bincount(self.levels, minlength=len(Level)).tolist()
+        return {name: c[value] for value, name in LEVEL_NAMES}
 
     def tick(self) -> TickReport:
         """Ask the signalers and apply the levels that changed."""
         self._check_open()
         start = time.perf_counter()
         t = self.sim.time
-        changed = np.zeros(0, np.intp)
+        names: tuple[str, ...] = ()
         if self.helpers is not None:
             poses, twists, _ = self.reader.read()
             current = self.helpers.level
             signal = self.signalled.copy()
             for sig, idx, rows in self._plan:
                 signal[idx] = sig.update(t, poses[rows], twists[rows], current[idx])
-            apply = (signal != self.signalled) & ~self.held
-            self.signalled = signal
-            target = current.copy()
-            target[apply] = signal[apply]
-            changed = self.helpers.apply(target)
-        names = tuple(self.trees.names[changed].tolist())
+            if merge_signals(signal, self.signalled, self.held, current, self._target):
+                names = tuple(self.trees.names[self.helpers.apply(self._target)].tolist())
         return TickReport(t, self.counts(), names, time.perf_counter() - start)
 
     def decision_point(self, settle: float) -> TickReport:

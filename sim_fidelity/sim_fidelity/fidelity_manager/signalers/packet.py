@@ -112,7 +112,8 @@ class PacketSignaler(Signaler):
         m = len(self.half)
         self._seen, self._lo, self._hi = np.full((m, 7), np.nan), np.empty((m, 3)), np.empty((m, 3))
         self._box = np.empty((2, 3))
-        self._touching, self._high, self._reaching = (np.zeros(n, bool) for _ in range(3))
+        self._touching, self._high, self._reaching, self._watch = (np.zeros(n, bool)
+                                                                   for _ in range(4))
         self._never = np.zeros(n, bool)  # still_now where stillness is counted in steps
         self._load_kernels()
         self.last_update = np.nan  # sim time of the previous update (the tick period)
@@ -132,7 +133,7 @@ class PacketSignaler(Signaler):
         box_lo, box_hi, lo, hi = self.boxes(self._seen[none])
         box_rules(lo[none], hi[none], box_lo, box_hi, np.zeros(0, LEVEL_DTYPE), self.still[none],
                   self._never[none], True, 0, self._touching[none], self._high[none],
-                  self._reaching[none])
+                  self._reaching[none], self._watch[none])
         near_levels(lo[none], hi[none], np.zeros((0, 6)), self._reach[none],
                     np.zeros(0, np.intp), 0.0, 0.0, box_lo, box_hi, 0, np.zeros(0, LEVEL_DTYPE))
 
@@ -162,21 +163,25 @@ class PacketSignaler(Signaler):
             self.still = self.steps.counts()
         reaching = box_rules(lo, hi, box_lo, box_hi, current, self.still,
                              self._still_now(twists) if ticks else self._never, ticks,
-                             p["still_steps"], self._touching, self._high, self._reaching)
+                             p["still_steps"], self._touching, self._high, self._reaching,
+                             self._watch)
         if t >= self.next_refresh:
             self.refresh_until = t + p["settle_period"]
             self.next_refresh += p["refresh_interval"] * (1 + (t - self.next_refresh)
                                                           // p["refresh_interval"])
+        # the candidates of the next tick: HIGH and outside the box, signalled HIGH or HIGH now
+        # (held by the user: its release takes the signalled level)
         if t < self.refresh_until or self.refresh_due:
             levels = np.full(len(lo), HIGH, LEVEL_DTYPE)
             self.refresh_due = False
             self.last_update = t
+            watch = ~self._touching
         else:
             levels = self._below_high(t, reaching, twists, lo, hi, (box_lo, box_hi))
             levels[self._high] = HIGH
-        if self.steps is not None:  # the candidates of the next tick: HIGH and outside the box,
-            # signalled HIGH or HIGH now (held by the user: its release takes the signalled level)
-            self.steps.watch(((levels == HIGH) | (current == HIGH)) & ~self._touching)
+            watch = self._watch
+        if self.steps is not None:
+            self.steps.watch(watch)
         return levels
 
     def _below_high(self, t: float, reaching: int, twists: np.ndarray, lo: np.ndarray,

@@ -67,13 +67,14 @@ def refresh_boxes(poses: np.ndarray, seen: np.ndarray, half: np.ndarray, lo: np.
 @kernel
 def box_rules(lo: np.ndarray, hi: np.ndarray, box_lo: np.ndarray, box_hi: np.ndarray,
               current: np.ndarray, still: np.ndarray, still_now: np.ndarray, ticks: bool,
-              still_steps: int, touching: np.ndarray, high: np.ndarray,
-              reaching: np.ndarray) -> int:
+              still_steps: int, touching: np.ndarray, high: np.ndarray, reaching: np.ndarray,
+              watch: np.ndarray) -> int:
     """Rules 1 and 2 per packet: ``touching`` (its AABB overlaps the robot box), the still
     count (in place: with ``ticks``, one more tick where ``still_now`` and not touching, else
     0; without, the step counts given in ``still``, 0 where touching), ``high`` (touching, or
-    HIGH now and still for fewer than ``still_steps``) and ``reaching`` (HIGH after this tick or
-    now, and not inside the robot box). Returns how many reach out."""
+    HIGH now and still for fewer than ``still_steps``), ``reaching`` (HIGH after this tick or
+    now, and not inside the robot box) and ``watch`` (HIGH after this tick or now, and not
+    touching: whose stillness counts toward the next tick). Returns how many reach out."""
     out = 0
     for i in range(lo.shape[0]):
         touch = overlaps(lo, hi, i, box_lo, box_hi)
@@ -89,6 +90,7 @@ def box_rules(lo: np.ndarray, hi: np.ndarray, box_lo: np.ndarray, box_hi: np.nda
         touching[i] = touch
         high[i] = touch or (is_high and still[i] < still_steps)
         reaching[i] = (high[i] or is_high) and not inside
+        watch[i] = (high[i] or is_high) and not touch
         out += reaching[i]
     return out
 

@@ -44,6 +44,20 @@ def count_still(qvel: np.ndarray, dof: np.ndarray, rows: np.ndarray, count: np.n
         count[row] = count[row] + 1 if linear < linear2 and angular < angular2 else 0
 
 
+@kernel
+def keep_watched(mask: np.ndarray, count: np.ndarray, rows: np.ndarray) -> int:
+    """The indices where ``mask`` is True into ``rows`` (returns how many); ``count`` 0 where it
+    is False."""
+    n = 0
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            rows[n] = i
+            n += 1
+        else:
+            count[i] = 0
+    return n
+
+
 class StepStillness:
     """Counts, per watched row of ``names``, the physics steps it has been still in a row."""
 
@@ -52,11 +66,13 @@ class StepStillness:
         self.linear2, self.angular2 = linear * linear, angular * angular
         self.rows = np.zeros(0, np.intp)  # watched rows
         self.count = np.zeros(len(self.names), np.int64)  # still steps in a row (0: not watched)
+        self._rows = np.zeros(len(self.names), np.intp)  # what self.rows is a prefix of
         self._index = None
         self.wall = 0.0  # seconds spent in the step hook
         self._bind()
         count_still(engine.data.qvel, self._dof, self.rows, self.count, self.linear2,
-                    self.angular2)  # loads the compiled loop now (no row), not in a step
+                    self.angular2)  # load the compiled loops now (no row), not in a step
+        keep_watched(np.zeros(0, bool), self.count, self._rows)
         engine.hooks.add(self.on_step)
 
     def _bind(self) -> None:
@@ -67,9 +83,7 @@ class StepStillness:
     def watch(self, mask: np.ndarray) -> None:
         """Watch the rows where ``mask`` is True from now on; rows watched already keep their
         count, new ones start at 0."""
-        mask = np.asarray(mask, bool)
-        self.count[~mask] = 0
-        self.rows = np.flatnonzero(mask)
+        self.rows = self._rows[:keep_watched(np.asarray(mask, bool), self.count, self._rows)]
 
     def counts(self) -> np.ndarray:
         """Still steps in a row for every row of ``names`` (0 where not watched)."""
