@@ -57,3 +57,14 @@ def body_states(xpos: np.ndarray, xquat: np.ndarray, cvel: np.ndarray, subtree_c
         twists[row, 0] = cvel[b, 3] + (ay * bz - az * by)
         twists[row, 1] = cvel[b, 4] + (az * bx - ax * bz)
         twists[row, 2] = cvel[b, 5] + (ax * by - ay * bx)
+
+
+def load() -> None:
+    """Load both loops now (compiled the first time on a machine, a few seconds; then read from
+    Numba's cache, about half a second): a server calls this before it answers, so that its
+    first state request does not wait for them. Empty arrays of the types the engine passes."""
+    poses, twists, rows = np.zeros((0, 7)), np.zeros((0, 6)), np.zeros(0, np.intp)
+    free_states(np.zeros(0), np.zeros(0), np.zeros((0, 7), np.intp), np.zeros((0, 6), np.intp),
+                rows, poses, twists)
+    body_states(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 6)), np.zeros((0, 3)),
+                np.zeros(0, np.int32), rows, rows, poses, twists)

@@ -20,6 +20,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from ...node_parameters import SIM_SERVER
+from .. import state_kernels
 from ..engine import MujocoEngine
 from ..errors import SdfError, SimulationDivergedError, SimulatorError
 from ..protocol import SimState
@@ -196,6 +197,7 @@ def run(parameters: dict | None = None, args: list[str] | None = None) -> int:
                                         sleep_tolerance=values["sleep_tolerance"] or None,
                                         step_size=values["step_size"] or None,
                                         solver_iterations=values["solver_iterations"] or None)
+        state_kernels.load()
         server = SimServer(node, engine, real_time_factor=values["real_time_factor"],
                            paused=values["paused"], publish_rate=values["publish_rate"],
                            odometry=[p for p in values["odometry"] if p],
