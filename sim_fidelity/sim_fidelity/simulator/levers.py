@@ -1,4 +1,4 @@
-"""Run-time fidelity levers on a compiled MuJoCo model, vectorised over bodies.
+"""Run-time fidelity levers on a compiled MuJoCo model, one compiled loop over the bodies changed.
 
 Each lever is a boolean "off" flag per body (or per actuator, sensor, plugin). The model parameters
 the levers touch are derived from the flags and the originals of the compiled model, so any
@@ -32,9 +32,60 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..jit import kernel
+
 HOLD_FACTOR = 1000.0  # held DoF damping = HOLD_FACTOR * inertia / step: each step keeps 1/1001 of
 # the velocity (implicit damping). A fixed huge value (1e9) diverged with MuJoCo's sleeping islands.
 CARRIED_BIT = 2  # contact bit of carried bodies (models use bit 0, MuJoCo's default)
+
+
+@kernel
+def write_body_params(bodies: np.ndarray, geom_adr: np.ndarray, geom_num: np.ndarray,
+                      dof_adr: np.ndarray, dof_num: np.ndarray, collision_off: np.ndarray,
+                      dynamics_off: np.ndarray, gravity_off: np.ndarray, carried: np.ndarray,
+                      orig_contype: np.ndarray, orig_conaffinity: np.ndarray,
+                      orig_gravcomp: np.ndarray, orig_damping: np.ndarray,
+                      held_damping: np.ndarray, geom_contype: np.ndarray,
+                      geom_conaffinity: np.ndarray, body_contype: np.ndarray,
+                      body_conaffinity: np.ndarray, body_gravcomp: np.ndarray,
+                      dof_damping: np.ndarray) -> None:
+    """The parameters the flags of each of ``bodies`` give (each body's geoms and DoFs are
+    consecutive): its geoms' contype/conaffinity (0 where collision is off; contype 0 where
+    dynamics is off; carried: ``CARRIED_BIT`` added to contype and the only conaffinity), the
+    body masks (the OR of its geoms'), gravity compensation (1 where gravity or dynamics is off),
+    its DoFs' damping (the held one where dynamics is off); the originals otherwise."""
+    for b in bodies:
+        col, dyn = collision_off[b], dynamics_off[b]
+        car = carried[b] and not col
+        body_type, body_affinity = 0, 0
+        for g in range(geom_adr[b], geom_adr[b] + geom_num[b]):
+            contype = 0 if col or dyn else orig_contype[g]
+            affinity = 0 if col else orig_conaffinity[g]
+            if car:
+                contype, affinity = contype | CARRIED_BIT, CARRIED_BIT
+            geom_contype[g], geom_conaffinity[g] = contype, affinity
+            body_type |= contype
+            body_affinity |= affinity
+        body_contype[b], body_conaffinity[b] = body_type, body_affinity
+        body_gravcomp[b] = 1.0 if gravity_off[b] or dyn else orig_gravcomp[b]
+        for d in range(dof_adr[b], dof_adr[b] + dof_num[b]):
+            dof_damping[d] = held_damping[d] if dyn else orig_damping[d]
+
+
+@kernel
+def stop_and_wake(bodies: np.ndarray, stop: np.ndarray, dof_adr: np.ndarray,
+                  dof_num: np.ndarray, dynamics_off: np.ndarray, qvel: np.ndarray) -> None:
+    """Zero the velocity of the bodies of ``stop`` whose dynamics is off, then wake every one of
+    ``bodies``: a DoF at rest gets velocity -0.0 (MuJoCo wakes a tree whose velocity is
+    written, and -0.0 moves nothing)."""
+    for b in stop:
+        if dynamics_off[b]:
+            for d in range(dof_adr[b], dof_adr[b] + dof_num[b]):
+                qvel[d] = 0.0
+    for b in bodies:
+        for d in range(dof_adr[b], dof_adr[b] + dof_num[b]):
+            if qvel[d] == 0.0:
+                qvel[d] = -0.0
 
 
 class BodyLevers:
@@ -50,14 +101,13 @@ class BodyLevers:
         self.orig_gravcomp = m.body_gravcomp.copy()
         self.orig_damping = m.dof_damping.copy()
         self.held_damping = HOLD_FACTOR * m.dof_M0 / m.opt.timestep
-        self.geom_body = m.geom_bodyid.copy()
-        self.dof_body = m.dof_bodyid.copy()
         self.geom_adr, self.geom_num = m.body_geomadr.copy(), m.body_geomnum.copy()
         self.dof_adr, self.dof_num = m.body_dofadr.copy(), m.body_dofnum.copy()
         self.dynamics_off = np.zeros(m.nbody, bool)
         self.collision_off = np.zeros(m.nbody, bool)
         self.gravity_off = np.zeros(m.nbody, bool)
         self.carried = np.zeros(m.nbody, bool)
+        self._none = np.zeros(0, np.intp)
         if previous is not None and body_names is not None:
             old = {n: i for i, n in enumerate(previous.body_names)}
             pairs = [(i, old[n]) for i, n in enumerate(body_names) if n in old]
@@ -88,70 +138,35 @@ class BodyLevers:
     def apply(self, model, data, bodies: np.ndarray | None = None,
               stop: np.ndarray | None = None) -> None:
         """Write contype/conaffinity, gravcomp and damping for ``bodies`` (all when None); zero
-        the velocity of the held ones among ``stop``."""
+        the velocity of the held ones among ``stop``; wake what changed (MuJoCo's sleeping
+        islands assume a sleeping body's contacts and parameters stay as they were, else
+        "contact involves sleeping geom"; held bodies fall asleep again on their own)."""
         m = model
-        b = np.arange(self.nbody) if bodies is None else np.asarray(bodies, int)
-        g = self._geoms(b)
-        gb = self.geom_body[g]
-        m.geom_contype[g], m.geom_conaffinity[g] = self._masks(g, self.collision_off[gb],
-                                                               self.dynamics_off[gb])
-        for body_field, geom_field in ((m.body_contype, m.geom_contype),
-                                       (m.body_conaffinity, m.geom_conaffinity)):
-            body_field[b] = 0
-            np.bitwise_or.at(body_field, gb, geom_field[g])
-        m.body_gravcomp[b] = np.where(self.gravity_off[b] | self.dynamics_off[b], 1.0,
-                                      self.orig_gravcomp[b])
-        d = self._dofs(b)
-        held = self.dynamics_off[self.dof_body[d]]
-        m.dof_damping[d] = np.where(held, self.held_damping[d], self.orig_damping[d])
-        if stop is not None:
-            s = self._dofs(np.asarray(stop, int))
-            data.qvel[s[self.dynamics_off[self.dof_body[s]]]] = 0.0
-        # Wake what changed: MuJoCo's sleeping islands assume a sleeping body's contacts and
-        # parameters stay as they were (else "contact involves sleeping geom"). A -0.0 velocity
-        # wakes a tree without moving it; held bodies fall asleep again on their own.
-        still = d[data.qvel[d] == 0.0]
-        data.qvel[still] = -0.0
+        b = np.arange(self.nbody) if bodies is None else np.asarray(bodies, np.intp)
+        self._write(b, self.collision_off, self.dynamics_off, self.gravity_off, m.geom_contype,
+                    m.geom_conaffinity, m.body_contype, m.body_conaffinity, m.body_gravcomp,
+                    m.dof_damping)
+        stop_and_wake(b, self._none if stop is None else np.asarray(stop, np.intp), self.dof_adr,
+                      self.dof_num, self.dynamics_off, data.qvel)
 
-    def _geoms(self, bodies: np.ndarray) -> np.ndarray:
-        """The geoms of ``bodies`` (each body's are consecutive in a compiled model)."""
-        return _ranges(self.geom_adr[bodies], self.geom_num[bodies])
-
-    def _dofs(self, bodies: np.ndarray) -> np.ndarray:
-        """The DoFs of ``bodies`` (each body's are consecutive)."""
-        return _ranges(self.dof_adr[bodies], self.dof_num[bodies])
-
-    def _masks(self, g: np.ndarray, col_off: np.ndarray, dyn_off: np.ndarray):
-        """contype and conaffinity of geoms ``g`` from the flags of their bodies."""
-        carried = self.carried[self.geom_body[g]] & ~col_off
-        contype = np.where(col_off | dyn_off, 0, self.orig_contype[g])
-        conaffinity = np.where(col_off, 0, self.orig_conaffinity[g])
-        return (np.where(carried, contype | CARRIED_BIT, contype),
-                np.where(carried, CARRIED_BIT, conaffinity))
+    def _write(self, bodies: np.ndarray, collision_off: np.ndarray, dynamics_off: np.ndarray,
+               gravity_off: np.ndarray, *out: np.ndarray) -> None:
+        """:func:`write_body_params` of ``bodies`` under the given flags into ``out``."""
+        write_body_params(bodies, self.geom_adr, self.geom_num, self.dof_adr, self.dof_num,
+                          collision_off, dynamics_off, gravity_off, self.carried,
+                          self.orig_contype, self.orig_conaffinity, self.orig_gravcomp,
+                          self.orig_damping, self.held_damping, *out)
 
     def at_originals(self, model) -> bool:
         """True when the fidelity levers' parameters equal the originals (what CARRIED sets
         belongs to the gripper that carries, and is expected)."""
         m = model
-        no = np.zeros(m.ngeom, bool)
-        contype, conaffinity = self._masks(np.arange(m.ngeom), no, no)
-        body_masks = []
-        for geom_field in (contype, conaffinity):
-            field = np.zeros(m.nbody, geom_field.dtype)
-            np.bitwise_or.at(field, self.geom_body, geom_field)
-            body_masks.append(field)
-        return (np.array_equal(m.geom_contype, contype)
-                and np.array_equal(m.geom_conaffinity, conaffinity)
-                and np.array_equal(m.body_contype, body_masks[0])
-                and np.array_equal(m.body_conaffinity, body_masks[1])
-                and np.array_equal(m.body_gravcomp, self.orig_gravcomp)
-                and np.array_equal(m.dof_damping, self.orig_damping))
-
-
-def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``arange(s, s + c)`` for each ``(s, c)``, concatenated."""
-    ends = np.cumsum(count)
-    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - (ends - count), count)
+        fields = (m.geom_contype, m.geom_conaffinity, m.body_contype, m.body_conaffinity,
+                  m.body_gravcomp, m.dof_damping)
+        want = [f.copy() for f in fields]
+        no = np.zeros(m.nbody, bool)
+        self._write(np.arange(m.nbody), no, no, no, *want)
+        return all(np.array_equal(f, w) for f, w in zip(fields, want))
 
 
 class ActuatorLevers:
