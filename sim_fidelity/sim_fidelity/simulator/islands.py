@@ -11,8 +11,9 @@ of widest spread, so that groups that may meet next are likely in one part alrea
 bound gives the time until units of different parts could touch at the earliest: the engine
 checks again before then. Speed bounds are :data:`GROWTH` times the speed of a geom's fastest
 point now; gap bounds may be raised to exact distances by the caller (``refine``), and the part
-of a separation across gravity is closed by speed alone (:func:`across_gravity_time`). Pure
-numpy; imports nothing of MuJoCo.
+of a separation across gravity is closed by speed alone (:func:`across_gravity_time`). numpy, and
+the per-geom and per-pair bounds as compiled loops (:mod:`..jit`: the engine checks them after
+every chunk of steps); imports nothing of MuJoCo.
 """
 from __future__ import annotations
 
@@ -21,34 +22,53 @@ from typing import Callable
 
 import numpy as np
 
+from ..jit import kernel
+
 Refine = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 
 MIN_PAD = 0.001  # metres every unit's reach is grown by: contact margins and round-off
 ROW_CHUNK = 256  # geoms per block of the all-pairs gap computation
 GROWTH = 1.25  # speed bounds are this many times the speed now: the margin for acceleration
-_NEXT, _LAST = [1, 2, 0], [2, 0, 1]  # axis orders of a cross product
 
 
-def geom_boxes(xpos: np.ndarray, xmat: np.ndarray, aabb: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """World-aligned boxes ``(g, 3)`` lower and upper around geoms with local boxes ``aabb``
-    ``(g, 6)`` (centre, half sizes; MuJoCo's ``geom_aabb``) at ``xpos`` ``(g, 3)``, ``xmat``
-    ``(g, 9)``."""
-    rot = xmat.reshape(-1, 3, 3)
-    centre = xpos + np.einsum("gij,gj->gi", rot, aabb[:, :3])
-    half = np.einsum("gij,gj->gi", np.abs(rot), aabb[:, 3:])
-    return centre - half, centre + half
+def geom_motion(xpos: np.ndarray, xmat: np.ndarray, cvel: np.ndarray, com: np.ndarray,
+                geoms: np.ndarray, body: np.ndarray, root: np.ndarray, aabb: np.ndarray,
+                radius: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For ``geoms`` of a model's data (``xpos`` ``(ngeom, 3)``, ``xmat`` ``(ngeom, 9)``, their
+    bodies' ``cvel`` ``(nbody, 6)`` at the subtree centres of mass ``com`` of their ``root``
+    bodies; local boxes ``aabb`` ``(g, 6)``, bounding ``radius``): the world-aligned boxes
+    ``lo``, ``hi`` ``(g, 3)``, the geoms' ``xpos`` and ``xmat`` gathered, and a bound of the
+    speed of every point of each geom ``(g,)``, :data:`GROWTH` times what it is now
+    (``|v + w x arm| + |w| radius``, ``arm`` from the root's centre of mass to the geom's)."""
+    n = len(geoms)
+    lo, hi, pos, mat, speed = (np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                               np.empty((n, 9)), np.empty(n))
+    _geom_motion(xpos, xmat, cvel, com, geoms, body, root, aabb, radius, lo, hi, pos, mat, speed)
+    return lo, hi, pos, mat, speed
 
 
-def point_speeds(cvel: np.ndarray, arm: np.ndarray, radius: np.ndarray) -> np.ndarray:
-    """A bound of the speed of every point of each geom ``(g,)``, :data:`GROWTH` times what it
-    is now: ``cvel`` ``(g, 6)`` is the geom body's velocity (angular, linear) at a reference point
-    (MuJoCo's ``cvel``: its root's subtree centre of mass), ``arm`` ``(g, 3)`` the geom centre
-    from that point, ``radius`` the geom's bounding radius."""
-    w, v = cvel[:, :3], cvel[:, 3:]
-    at_centre = v + w[:, _NEXT] * arm[:, _LAST] - w[:, _LAST] * arm[:, _NEXT]  # v + w x arm
-    spin = np.sqrt(np.einsum("gi,gi->g", w, w))
-    return GROWTH * (np.sqrt(np.einsum("gi,gi->g", at_centre, at_centre)) + spin * radius)
+@kernel
+def _geom_motion(xpos, xmat, cvel, com, geoms, body, root, aabb, radius, lo, hi, pos, mat,
+                 speed) -> None:
+    """:func:`geom_motion`, one geom at a time."""
+    for k in range(geoms.shape[0]):
+        g, b, r = geoms[k], body[k], root[k]
+        for j in range(9):
+            mat[k, j] = xmat[g, j]
+        for i in range(3):
+            pos[k, i] = xpos[g, i]
+            centre, half = xpos[g, i], 0.0
+            for j in range(3):
+                centre += xmat[g, 3 * i + j] * aabb[k, j]
+                half += abs(xmat[g, 3 * i + j]) * aabb[k, 3 + j]
+            lo[k, i], hi[k, i] = centre - half, centre + half
+        wx, wy, wz = cvel[b, 0], cvel[b, 1], cvel[b, 2]
+        ax, ay, az = xpos[g, 0] - com[r, 0], xpos[g, 1] - com[r, 1], xpos[g, 2] - com[r, 2]
+        vx = cvel[b, 3] + wy * az - wz * ay
+        vy = cvel[b, 4] + wz * ax - wx * az
+        vz = cvel[b, 5] + wx * ay - wy * ax
+        speed[k] = GROWTH * (math.sqrt(vx * vx + vy * vy + vz * vz)
+                             + math.sqrt(wx * wx + wy * wy + wz * wz) * radius[k])
 
 
 def gaps(lo_a: np.ndarray, hi_a: np.ndarray, centre_a: np.ndarray, radius_a: np.ndarray,
@@ -56,13 +76,23 @@ def gaps(lo_a: np.ndarray, hi_a: np.ndarray, centre_a: np.ndarray, radius_a: np.
          ) -> np.ndarray:
     """``(a, b)`` lower bounds of the distance between geoms ``a`` and ``b``: the larger of the
     gap between their world boxes (``lo``, ``hi``) and between their bounding spheres."""
-    sep = np.maximum(0.0, np.maximum(lo_a[:, None, :] - hi_b[None, :, :],
-                                     lo_b[None, :, :] - hi_a[:, None, :]))
-    boxes = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
-    between = centre_a[:, None, :] - centre_b[None, :, :]
-    spheres = (np.sqrt(np.einsum("ijk,ijk->ij", between, between))
-               - radius_a[:, None] - radius_b[None, :])
-    return np.maximum(boxes, np.maximum(spheres, 0.0))
+    out = np.empty((len(lo_a), len(lo_b)))
+    _gaps(lo_a, hi_a, centre_a, radius_a, lo_b, hi_b, centre_b, radius_b, out)
+    return out
+
+
+@kernel
+def _gaps(lo_a, hi_a, c_a, r_a, lo_b, hi_b, c_b, r_b, out) -> None:
+    """:func:`gaps`, one pair at a time."""
+    for i in range(lo_a.shape[0]):
+        for j in range(lo_b.shape[0]):
+            boxes, between = 0.0, 0.0
+            for k in range(3):
+                sep = max(0.0, lo_a[i, k] - hi_b[j, k], lo_b[j, k] - hi_a[i, k])
+                boxes += sep * sep
+                d = c_a[i, k] - c_b[j, k]
+                between += d * d
+            out[i, j] = max(math.sqrt(boxes), math.sqrt(between) - r_a[i] - r_b[j], 0.0)
 
 
 def across_gravity_time(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...],
@@ -74,21 +104,35 @@ def across_gravity_time(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...],
     so resting neighbours a few millimetres apart side by side are not expected to meet as soon
     as falling ones would. Another lower bound of the contact time beside
     :func:`time_to_contact`."""
-    (lo_a, hi_a, c_a, r_a), (lo_b, hi_b, c_b, r_b) = a, b
-    sep = np.maximum(0.0, np.maximum(lo_a[:, None, :] - hi_b[None, :, :],
-                                     lo_b[None, :, :] - hi_a[:, None, :]))
-    between = c_a[:, None, :] - c_b[None, :, :]
-    room = np.maximum(_across(sep, down),
-                      _across(between, down) - r_a[:, None] - r_b[None, :]) - 2 * MIN_PAD
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(speed > 0, np.maximum(room, 0.0) / speed, np.inf)
-    return np.where(room <= 0, 0.0, t)
+    out = np.empty((len(a[0]), len(b[0])))
+    _across_gravity_time(*a, *b, np.ascontiguousarray(speed), np.asarray(down, float), out)
+    return out
 
 
-def _across(v: np.ndarray, down: np.ndarray) -> np.ndarray:
-    """Length of the part of vectors ``v`` (..., 3) across the unit vector ``down``."""
-    along = v @ down
-    return np.sqrt(np.maximum(np.einsum("...k,...k->...", v, v) - along * along, 0.0))
+@kernel
+def _across(x: float, y: float, z: float, down: np.ndarray) -> float:
+    """Length of the part of ``(x, y, z)`` across the unit vector ``down``."""
+    along = x * down[0] + y * down[1] + z * down[2]
+    return math.sqrt(max(x * x + y * y + z * z - along * along, 0.0))
+
+
+@kernel
+def _across_gravity_time(lo_a, hi_a, c_a, r_a, lo_b, hi_b, c_b, r_b, speed, down, out) -> None:
+    """:func:`across_gravity_time`, one pair at a time."""
+    for i in range(lo_a.shape[0]):
+        for j in range(lo_b.shape[0]):
+            sx = max(0.0, lo_a[i, 0] - hi_b[j, 0], lo_b[j, 0] - hi_a[i, 0])
+            sy = max(0.0, lo_a[i, 1] - hi_b[j, 1], lo_b[j, 1] - hi_a[i, 1])
+            sz = max(0.0, lo_a[i, 2] - hi_b[j, 2], lo_b[j, 2] - hi_a[i, 2])
+            room = max(_across(sx, sy, sz, down),
+                       _across(c_a[i, 0] - c_b[j, 0], c_a[i, 1] - c_b[j, 1],
+                               c_a[i, 2] - c_b[j, 2], down) - r_a[i] - r_b[j]) - 2 * MIN_PAD
+            if room <= 0:
+                out[i, j] = 0.0
+            elif speed[i, j] > 0:
+                out[i, j] = room / speed[i, j]
+            else:
+                out[i, j] = math.inf
 
 
 def pair_bounds(lo: np.ndarray, hi: np.ndarray, centre: np.ndarray, radius: np.ndarray,
@@ -141,25 +185,30 @@ def reach(speed: np.ndarray, horizon: float, gravity: float) -> np.ndarray:
 
 def time_to_contact(gaps: np.ndarray, speed: np.ndarray, gravity: float) -> np.ndarray:
     """Earliest time two geoms ``gaps`` apart can touch, closing at up to ``speed`` (their speed
-    bounds summed) and each moved by :func:`reach`'s gravity term (0: may touch already)."""
-    room = gaps - 2 * MIN_PAD
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if gravity > 0:  # g T^2 + v T - room = 0
-            t = (-speed + np.sqrt(speed * speed + 4 * gravity * np.maximum(room, 0.0))) / (
-                2 * gravity)
-        else:
-            t = np.where(speed > 0, np.maximum(room, 0.0) / speed, np.inf)
-    return np.where(room <= 0, 0.0, t)
+    bounds summed; the same shape) and each moved by :func:`reach`'s gravity term (0: may touch
+    already)."""
+    gaps, speed = np.ascontiguousarray(gaps, float), np.ascontiguousarray(speed, float)
+    out = np.empty(gaps.shape)
+    _time_to_contact(gaps.reshape(-1), speed.reshape(-1), float(gravity), out.reshape(-1))
+    return out
 
 
+@kernel
 def time_to_contact_scalar(gap: float, speed: float, gravity: float) -> float:
-    """:func:`time_to_contact` of one pair, without numpy's per-call cost."""
+    """:func:`time_to_contact` of one pair."""
     room = gap - 2 * MIN_PAD
     if room <= 0:
         return 0.0
-    if gravity > 0:
+    if gravity > 0:  # g T^2 + v T - room = 0
         return (-speed + math.sqrt(speed * speed + 4 * gravity * room)) / (2 * gravity)
     return room / speed if speed > 0 else math.inf
+
+
+@kernel
+def _time_to_contact(gaps, speed, gravity, out) -> None:
+    """:func:`time_to_contact` over flat arrays."""
+    for i in range(gaps.shape[0]):
+        out[i] = time_to_contact_scalar(gaps[i], speed[i], gravity)
 
 
 def components(n: int, pairs: np.ndarray) -> np.ndarray:

@@ -114,11 +114,9 @@ class Checked(NamedTuple):
 
     def motion(self, d: mujoco.MjData) -> Motion:
         """Where the geoms are in ``d`` (its last forward pass) and how fast they may move."""
-        xpos = d.geom_xpos[self.geoms]
-        xmat = d.geom_xmat[self.geoms]
-        lo, hi = islands.geom_boxes(xpos, xmat, self.aabb)
-        speed = islands.point_speeds(d.cvel[self.body], xpos - d.subtree_com[self.root],
-                                     self.radius)
+        lo, hi, xpos, xmat, speed = islands.geom_motion(
+            d.geom_xpos, d.geom_xmat, d.cvel, d.subtree_com, self.geoms, self.body, self.root,
+            self.aabb, self.radius)
         return Motion(lo, hi, xpos, self.radius, speed, xmat, self.ids)
 
 
@@ -617,12 +615,10 @@ class IslandParallelEngine(MujocoEngine):
         """Where ``geoms`` are and how fast their points may move (from ``d``'s last forward
         pass); ``whole_ids`` are their ids in the whole model."""
         body = m.geom_bodyid[geoms]
-        xpos = d.geom_xpos[geoms]
-        xmat = d.geom_xmat[geoms]
         radius = m.geom_rbound[geoms]
-        lo, hi = islands.geom_boxes(xpos, xmat, m.geom_aabb[geoms])
-        speed = islands.point_speeds(d.cvel[body], xpos - d.subtree_com[m.body_rootid[body]],
-                                     radius)
+        lo, hi, xpos, xmat, speed = islands.geom_motion(
+            d.geom_xpos, d.geom_xmat, d.cvel, d.subtree_com, geoms, body, m.body_rootid[body],
+            m.geom_aabb[geoms], radius)
         return Motion(lo, hi, xpos, radius, speed, xmat, whole_ids)
 
     def _refiner(self, mo: Motion, unit: np.ndarray, steps: int) -> islands.Refine:
