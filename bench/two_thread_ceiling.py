@@ -27,10 +27,25 @@ from sim_fidelity.simulator.parallel import IslandParallelEngine
 WORLDS = Path(sim_fidelity.__file__).resolve().parents[1] / "worlds"
 
 
-def timed(work) -> float:
+def timed(work, *args) -> float:
+    """Wall seconds of ``work(*args)``."""
     start = time.perf_counter()
-    work()
+    work(*args)
     return time.perf_counter() - start
+
+
+def one_after_the_other(pairs, n: int) -> None:
+    for m, d in pairs:
+        mujoco.mj_step(m, d, nstep=n)
+
+
+def in_threads(pairs, n: int) -> None:
+    ts = [threading.Thread(target=mujoco.mj_step, args=(m, d), kwargs={"nstep": n})
+          for m, d in pairs]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 
 
 def main() -> None:
@@ -49,22 +64,11 @@ def main() -> None:
     def parts():
         return [(p.model, copy.copy(p.data)) for p in engine._parts]
 
-    def threads(pairs):
-        ts = [threading.Thread(target=mujoco.mj_step, args=(m, d), kwargs={"nstep": n})
-              for m, d in pairs]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-
     print(f"{args.world}: {len(engine._parts)} parts, {n} steps per call, us per step")
     for r in range(args.rounds):
-        pairs = parts()
-        serial = timed(lambda: [mujoco.mj_step(m, d, nstep=n) for m, d in pairs])
-        fresh = parts()
-        both = timed(lambda: threads(fresh))
-        data = copy.copy(whole.data)
-        alone = timed(lambda: mujoco.mj_step(whole.model, data, nstep=n))
+        serial = timed(one_after_the_other, parts(), n)
+        both = timed(in_threads, parts(), n)
+        alone = timed(one_after_the_other, [(whole.model, copy.copy(whole.data))], n)
         print(f"  round {r + 1}: parts one after the other {1e6 * serial / n:6.1f}, in two threads "
               f"{1e6 * both / n:6.1f} ({serial / both:.2f}x); whole world {1e6 * alone / n:6.1f}: "
               f"ceiling {alone / both:.2f}x")
