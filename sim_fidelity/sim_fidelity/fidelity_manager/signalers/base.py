@@ -182,6 +182,8 @@ class Signaler(ABC):
 
         ``poses``/``twists`` are the rows of :meth:`state_entities`; ``current`` is the level each
         tree is at now (which may differ from this signaler's last output where a level is held).
+        All three may be views of the manager's arrays: read them during the call, copy what is
+        kept, never write into them.
         """
 
     def refresh(self, t: float, settle: float) -> None:

@@ -71,7 +71,6 @@ def _half_extents(spec: np.ndarray | dict[str, np.ndarray], names: Sequence[str]
     return half
 
 
-
 class PacketSignaler(Signaler):
     """Inflated-robot-box signaler with stillness, MEDIUM-to-LOW and periodic-refresh rules."""
 
