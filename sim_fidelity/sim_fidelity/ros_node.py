@@ -114,6 +114,9 @@ class Param:
         return "regular expressions" if self.regex else ""
 
 
+SIGNAL_POLL_S = 0.2  # the main thread's longest sleep while spinning (see Spinner.run)
+
+
 def declare_parameters(node, table: dict[str, Param]) -> dict[str, ParamValue]:
     """Declare every parameter of ``table`` on ``node``; the checked values by name.
 
@@ -161,7 +164,11 @@ class Spinner:
     def run(self) -> None:
         """Spin until the executor stops; a callback's exception is raised here."""
         self.thread.start()
-        self.finished.wait()  # a signal interrupts this wait at once
+        # Only the main thread runs Python's signal handlers, and a signal the kernel gives to
+        # another thread (any thread may take a process's signal) does not wake an untimed wait
+        # here: wake up every SIGNAL_POLL_S so a handler pending from another thread runs.
+        while not self.finished.wait(SIGNAL_POLL_S):
+            pass
         if self.error is not None:
             raise self.error
 
